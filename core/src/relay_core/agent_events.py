@@ -1,0 +1,210 @@
+"""Agent events (ARCHITECTURE §3): what the voice agent streams as SSE from AgentCore ``/invocations``,
+and the payload it accepts.
+
+Order of one turn: ``agent_start``; then interleaved ``text_delta`` (seq 0,1,2,...) and audio
+(``audio_stream_start`` once, ``audio_chunk`` seq 0,1,2,..., ``audio_stream_end``); finally exactly one of
+``agent_end`` or ``error``. Every event carries ``request_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from relay_core import limits
+from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
+from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_number, get_str
+
+
+class AgentEventType(StrEnum):
+    AGENT_START = "agent_start"
+    TEXT_DELTA = "text_delta"
+    AUDIO_STREAM_START = "audio_stream_start"
+    AUDIO_CHUNK = "audio_chunk"
+    AUDIO_STREAM_END = "audio_stream_end"
+    AGENT_END = "agent_end"
+    ERROR = "error"
+
+
+class TurnMode(StrEnum):
+    """``bidi``: sentences go to TTS as they are written; ``batch``: the whole reply at the end (baseline)."""
+
+    BIDI = "bidi"
+    BATCH = "batch"
+
+
+class TurnStatus(StrEnum):
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+class AgentErrorCode(StrEnum):
+    INVALID_PAYLOAD = "invalid_payload"
+    TTS_UNAVAILABLE = "tts_unavailable"
+    TTS_FAILED = "tts_failed"
+    MODEL_FAILED = "model_failed"
+    INTERNAL = "internal_error"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStart:
+    request_id: str
+    session_id: str | None = None
+    mode: str = TurnMode.BIDI.value
+    model: str = ""
+    type: str = field(default=AgentEventType.AGENT_START.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    request_id: str
+    seq: int
+    text: str
+    type: str = field(default=AgentEventType.TEXT_DELTA.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStreamStart:
+    request_id: str
+    voice: str
+    format: str = limits.PCM_FORMAT
+    sample_rate: int = limits.SAMPLE_RATE
+    channels: int = limits.CHANNELS
+    type: str = field(default=AgentEventType.AUDIO_STREAM_START.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioChunk:
+    """``data`` is base64 of s16le PCM, whole samples; ``seq`` counts chunks of the turn from 0."""
+
+    request_id: str
+    seq: int
+    data: str
+    type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStreamEnd:
+    request_id: str
+    total_chunks: int
+    duration_s: float
+    type: str = field(default=AgentEventType.AUDIO_STREAM_END.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEnd:
+    request_id: str
+    status: str = TurnStatus.COMPLETED.value
+    text_chars: int = 0
+    sentences: int = 0
+    first_audio_s: float | None = None
+    elapsed_s: float = 0.0
+    type: str = field(default=AgentEventType.AGENT_END.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentError:
+    request_id: str
+    code: str
+    message: str
+    type: str = field(default=AgentEventType.ERROR.value, init=False)
+
+
+AgentEvent = AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentError
+
+_EVENT_CLASSES: dict[str, type[Any]] = {
+    AgentEventType.AGENT_START: AgentStart,
+    AgentEventType.TEXT_DELTA: TextDelta,
+    AgentEventType.AUDIO_STREAM_START: AudioStreamStart,
+    AgentEventType.AUDIO_CHUNK: AudioChunk,
+    AgentEventType.AUDIO_STREAM_END: AudioStreamEnd,
+    AgentEventType.AGENT_END: AgentEnd,
+    AgentEventType.ERROR: AgentError,
+}
+
+TERMINAL_EVENT_TYPES = frozenset({AgentEventType.AGENT_END.value, AgentEventType.ERROR.value})
+
+
+def event_to_json(event: AgentEvent) -> JsonObject:
+    """The JSON object for an event (``None`` fields left out)."""
+    return {k: v for k, v in asdict(event).items() if v is not None}
+
+
+def serialize_event(event: AgentEvent) -> str:
+    return encode_json(event_to_json(event))
+
+
+def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
+    """Parse one agent event. Raises only ``ProtocolError`` subclasses."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.APIGW_MESSAGE_BYTES * 8)
+    kind = obj.get("type")
+    cls = _EVENT_CLASSES.get(str(kind))
+    if cls is None:
+        raise UnknownMessageTypeError(f"unknown agent event type {str(kind)[:40]!r}")
+    fields = {k: v for k, v in obj.items() if k != "type"}
+    try:
+        event: AgentEvent = cls(**fields)
+    except TypeError as exc:
+        raise InvalidFieldError(f"agent event {kind!r} has missing or unexpected fields: {exc}") from exc
+    if not isinstance(event.request_id, str) or not event.request_id:
+        raise InvalidFieldError(f"agent event {kind!r} needs a request_id")
+    return event
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPayload:
+    """What a client sends to the agent's ``/invocations``."""
+
+    prompt: str
+    mode: TurnMode = TurnMode.BIDI
+    voice: str | None = None
+    speed: float = limits.DEFAULT_SPEED
+    request_id: str | None = None
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, "speed": self.speed}
+        if self.voice is not None:
+            obj["voice"] = self.voice
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        return obj
+
+
+def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
+    """Parse and check an agent payload. Raises only ``ProtocolError`` subclasses."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
+    prompt = get_str(obj, "prompt", required=True, allow_empty=False, max_chars=limits.MAX_PROMPT_CHARS)
+    mode_text = get_str(obj, "mode") or TurnMode.BIDI.value
+    try:
+        mode = TurnMode(mode_text)
+    except ValueError as exc:
+        raise InvalidFieldError(f"'mode' must be 'bidi' or 'batch'; got {mode_text[:20]!r}") from exc
+    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
+    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS)
+    assert prompt is not None
+    return AgentPayload(prompt=prompt, mode=mode, voice=voice or None, speed=speed, request_id=request_id or None)
+
+
+__all__ = [
+    "TERMINAL_EVENT_TYPES",
+    "AgentEnd",
+    "AgentError",
+    "AgentErrorCode",
+    "AgentEvent",
+    "AgentEventType",
+    "AgentPayload",
+    "AgentStart",
+    "AudioChunk",
+    "AudioStreamEnd",
+    "AudioStreamStart",
+    "TextDelta",
+    "TurnMode",
+    "TurnStatus",
+    "event_to_json",
+    "get_int",
+    "parse_event",
+    "parse_payload",
+    "serialize_event",
+]

@@ -1,0 +1,52 @@
+"""Every limit of the system, in one place.
+
+Platform quotas (API Gateway, SageMaker, AgentCore) are facts of AWS; the relay's own limits are chosen so
+that a single request stays well inside them. Change a limit here and every part follows.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- Audio format on every wire ---------------------------------------------------------------------------
+SAMPLE_RATE: Final = 24_000
+"""Kokoro-82M output rate, Hz."""
+SAMPLE_WIDTH_BYTES: Final = 2
+"""s16le: two bytes per sample."""
+CHANNELS: Final = 1
+PCM_FORMAT: Final = "pcm_s16le"
+
+# --- Model ------------------------------------------------------------------------------------------------
+MAX_PHONEME_TOKENS: Final = 510
+"""Kokoro's context: a segment never has more phoneme tokens than this."""
+
+# --- TTS session (container WebSocket, ARCHITECTURE §1) ----------------------------------------------------
+MAX_TEXT_CHARS: Final = 5_000
+"""Characters in one synthesize request; split longer texts into several requests."""
+MAX_MESSAGE_BYTES: Final = 64 * 1024
+"""Bytes in one client frame of the TTS session."""
+MIN_SPEED: Final = 0.5
+MAX_SPEED: Final = 2.0
+DEFAULT_SPEED: Final = 1.0
+MAX_REQUEST_ID_CHARS: Final = 128
+MAX_VOICE_SPEC_CHARS: Final = 256
+MAX_QUEUED_REQUESTS: Final = 256
+"""Requests one session may have waiting; an agent sends one per sentence, so this is generous."""
+
+# --- HTTP /invocations (ARCHITECTURE §2) -------------------------------------------------------------------
+SAGEMAKER_PING_TIMEOUT_S: Final = 2.0
+SAGEMAKER_RESPONSE_TIMEOUT_S: Final = 60.0
+SAGEMAKER_WS_PING_INTERVAL_S: Final = 60.0
+
+# --- AgentCore (ARCHITECTURE §3) ---------------------------------------------------------------------------
+AGENTCORE_PORT: Final = 8080
+AGENTCORE_SESSION_ID_MIN_CHARS: Final = 33
+AGENTCORE_SESSION_ID_MAX_CHARS: Final = 256
+MAX_PROMPT_CHARS: Final = 20_000
+
+# --- API Gateway WebSocket (ARCHITECTURE §4) ---------------------------------------------------------------
+APIGW_FRAME_BYTES: Final = 32 * 1024
+APIGW_MESSAGE_BYTES: Final = 128 * 1024
+APIGW_INTEGRATION_TIMEOUT_S: Final = 29.0
+APIGW_IDLE_TIMEOUT_S: Final = 10 * 60
+APIGW_CONNECTION_LIFETIME_S: Final = 2 * 60 * 60

@@ -1,0 +1,84 @@
+"""Server-Sent Events framing: encoding, and an incremental decoder that survives any re-chunking.
+
+SageMaker and AgentCore re-chunk response bodies, so one transport chunk may hold half an event or several;
+:class:`SseDecoder` buffers bytes and yields each complete event's ``data`` exactly once, whatever the split
+(including a split inside a multi-byte UTF-8 character or between ``\\r`` and ``\\n``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def encode_sse(data: str, *, event: str | None = None) -> bytes:
+    """One SSE event: ``data: ...\\n\\n`` (multi-line data becomes several ``data:`` lines)."""
+    lines = [] if event is None else [f"event: {event}"]
+    lines.extend(f"data: {line}" for line in data.split("\n"))
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class SseEvent:
+    data: str
+    event: str = "message"
+
+
+@dataclass
+class SseDecoder:
+    """Incremental SSE parser (WHATWG rules for ``data``/``event``; comments and ``id``/``retry`` ignored)."""
+
+    _buffer: bytearray = field(default_factory=bytearray, init=False)
+    _data: list[str] = field(default_factory=list, init=False)
+    _event: str = field(default="", init=False)
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        """Complete events found so far, in order."""
+        self._buffer.extend(chunk)
+        events: list[SseEvent] = []
+        while True:
+            line = self._take_line()
+            if line is None:
+                return events
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+
+    def close(self) -> list[SseEvent]:
+        """End of stream: an event without its final blank line still counts (as browsers do not, but SageMaker
+        bodies sometimes end that way)."""
+        events = self.feed(b"\n\n") if self._buffer or self._data else []
+        return events
+
+    def _take_line(self) -> bytes | None:
+        buf = self._buffer
+        for i, byte in enumerate(buf):
+            if byte == 0x0A:  # \n
+                line = bytes(buf[:i])
+                del buf[: i + 1]
+                return line.removesuffix(b"\r")
+            if byte == 0x0D:  # \r: need the next byte to know whether it is \r\n
+                if i + 1 >= len(buf):
+                    return None
+                line = bytes(buf[:i])
+                del buf[: i + (2 if buf[i + 1] == 0x0A else 1)]
+                return line
+        return None
+
+    def _line(self, raw: bytes) -> SseEvent | None:
+        line = raw.decode("utf-8", errors="replace")
+        if not line:
+            if not self._data:
+                self._event = ""
+                return None
+            event = SseEvent(data="\n".join(self._data), event=self._event or "message")
+            self._data, self._event = [], ""
+            return event
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        return None

@@ -1,0 +1,290 @@
+"""The TTS session protocol (ARCHITECTURE §1) as typed, checked messages.
+
+Client → server frames may be text or binary; both carry one UTF-8 JSON object. A message without ``type`` is a
+``synthesize`` request, so the reference sample's clients (``{"text","voice","speed","request_id"}`` in binary
+frames) work unchanged. Server → client control messages are JSON text frames; audio is raw PCM (s16le,
+24 kHz, mono, no header) in binary frames belonging to the request most recently started.
+
+``parse_client_message`` never raises anything but :class:`~relay_core.errors.ProtocolError` subclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from relay_core import limits
+from relay_core.errors import InvalidFieldError, ProtocolError, UnknownMessageTypeError
+from relay_core.fields import (
+    JsonObject,
+    decode_json_object,
+    encode_json,
+    get_int,
+    get_number,
+    get_str,
+    peek_request_id,
+)
+
+
+class TtsMessageType(StrEnum):
+    """Every ``type`` of the TTS session protocol."""
+
+    SYNTHESIZE = "synthesize"
+    CANCEL = "cancel"
+    CLOSE = "close"
+    SYNTHESIS_START = "synthesis_start"
+    SYNTHESIS_COMPLETE = "synthesis_complete"
+    SYNTHESIS_CANCELLED = "synthesis_cancelled"
+    ERROR = "error"
+
+
+class TtsErrorCode(StrEnum):
+    """Codes of server ``error`` messages; each names what the client got wrong or what failed."""
+
+    INVALID_JSON = "invalid_json"
+    INVALID_MESSAGE = "invalid_message"
+    INVALID_FIELD = "invalid_field"
+    UNKNOWN_TYPE = "unknown_type"
+    LIMIT_EXCEEDED = "limit_exceeded"
+    UNKNOWN_VOICE = "unknown_voice"
+    UNKNOWN_REQUEST = "unknown_request"
+    DUPLICATE_REQUEST_ID = "duplicate_request_id"
+    QUEUE_FULL = "queue_full"
+    SESSION_CLOSING = "session_closing"
+    SYNTHESIS_FAILED = "synthesis_failed"
+    INTERNAL = "internal_error"
+
+
+# --- client → server -------------------------------------------------------------------------------------
+
+
+def check_request_id(request_id: str | None) -> None:
+    """Raise ``InvalidFieldError`` unless ``request_id`` is absent or 1..MAX_REQUEST_ID_CHARS printable chars."""
+    if request_id is None:
+        return
+    if not 0 < len(request_id) <= limits.MAX_REQUEST_ID_CHARS or not request_id.isprintable():
+        raise InvalidFieldError(
+            f"'request_id' must be 1 to {limits.MAX_REQUEST_ID_CHARS} printable characters",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Synthesize:
+    """Speak ``text``; queued behind the session's earlier requests. ``voice`` None means the server default."""
+
+    text: str
+    voice: str | None = None
+    speed: float = limits.DEFAULT_SPEED
+    request_id: str | None = None
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """Raise a ``ProtocolError`` subclass if any field breaks the protocol's rules."""
+        check_request_id(self.request_id)
+        rid = self.request_id
+        if not self.text.strip():
+            raise InvalidFieldError("'text' must contain something to say", request_id=rid)
+        if len(self.text) > limits.MAX_TEXT_CHARS:
+            raise InvalidFieldError(
+                f"'text' has {len(self.text)} characters; the limit is {limits.MAX_TEXT_CHARS}: "
+                "split it into several synthesize requests",
+                request_id=rid,
+                code="limit_exceeded",
+            )
+        if not limits.MIN_SPEED <= self.speed <= limits.MAX_SPEED:
+            raise InvalidFieldError(
+                f"'speed' must be between {limits.MIN_SPEED} and {limits.MAX_SPEED}; got {self.speed}",
+                request_id=rid,
+            )
+        if self.voice is not None and not 0 < len(self.voice) <= limits.MAX_VOICE_SPEC_CHARS:
+            raise InvalidFieldError(f"'voice' must be 1 to {limits.MAX_VOICE_SPEC_CHARS} characters", request_id=rid)
+
+    def with_request_id(self, request_id: str) -> Synthesize:
+        """A copy carrying ``request_id`` (the server assigns one when the client gave none)."""
+        return Synthesize(text=self.text, voice=self.voice, speed=self.speed, request_id=request_id)
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"type": TtsMessageType.SYNTHESIZE.value, "text": self.text, "speed": self.speed}
+        if self.voice is not None:
+            obj["voice"] = self.voice
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Cancel:
+    """Drop a queued request and stop a running one at its next segment boundary; ``None`` means all."""
+
+    request_id: str | None = None
+
+    def __post_init__(self) -> None:
+        check_request_id(self.request_id)
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"type": TtsMessageType.CANCEL.value}
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        return obj
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Finish what is queued, then close the WebSocket with code 1000."""
+
+    def to_json(self) -> JsonObject:
+        return {"type": TtsMessageType.CLOSE.value}
+
+
+ClientMessage = Synthesize | Cancel | Close
+
+
+def _parse_synthesize(obj: JsonObject, rid: str | None) -> Synthesize:
+    text = get_str(obj, "text", required=True, request_id=rid)
+    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS, request_id=rid)
+    speed = get_number(
+        obj,
+        "speed",
+        default=limits.DEFAULT_SPEED,
+        minimum=limits.MIN_SPEED,
+        maximum=limits.MAX_SPEED,
+        request_id=rid,
+    )
+    request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS, request_id=rid)
+    assert text is not None  # required=True guarantees it
+    try:
+        return Synthesize(text=text, voice=voice or None, speed=speed, request_id=request_id)
+    except ProtocolError as exc:
+        exc.request_id = exc.request_id or rid
+        raise
+
+
+def parse_client_message(data: str | bytes) -> ClientMessage:
+    """Parse one client frame (text or binary). Raises only ``ProtocolError`` subclasses, with ``request_id`` set
+    when the frame named one, so the error can be addressed to that request."""
+    obj = decode_json_object(data, max_bytes=limits.MAX_MESSAGE_BYTES)
+    rid = peek_request_id(obj)
+    kind = obj.get("type", TtsMessageType.SYNTHESIZE.value)
+    if kind == TtsMessageType.SYNTHESIZE:
+        return _parse_synthesize(obj, rid)
+    if kind == TtsMessageType.CANCEL:
+        request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS, request_id=rid)
+        return Cancel(request_id=request_id)
+    if kind == TtsMessageType.CLOSE:
+        return Close()
+    accepted = ", ".join(t.value for t in (TtsMessageType.SYNTHESIZE, TtsMessageType.CANCEL, TtsMessageType.CLOSE))
+    raise UnknownMessageTypeError(f"unknown message type {str(kind)[:40]!r}: send one of {accepted}", request_id=rid)
+
+
+# --- server → client -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisStart:
+    """A request began; the binary frames that follow until its end message are its PCM."""
+
+    request_id: str
+    voice: str
+    speed: float
+    sample_rate: int = limits.SAMPLE_RATE
+    encoding: str = limits.PCM_FORMAT
+    channels: int = limits.CHANNELS
+    characters: int = 0
+    type: str = field(default=TtsMessageType.SYNTHESIS_START.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisComplete:
+    """A request finished; ``total_duration_s`` of audio was sent in ``segments`` segments."""
+
+    request_id: str
+    total_duration_s: float
+    elapsed_s: float
+    segments: int
+    audio_bytes: int
+    first_audio_s: float | None
+    type: str = field(default=TtsMessageType.SYNTHESIS_COMPLETE.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SynthesisCancelled:
+    """A request was cancelled; no more PCM of it follows."""
+
+    request_id: str
+    audio_bytes: int = 0
+    type: str = field(default=TtsMessageType.SYNTHESIS_CANCELLED.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TtsError:
+    """Something about one message or request failed; the session goes on."""
+
+    code: str
+    message: str
+    request_id: str | None = None
+    type: str = field(default=TtsMessageType.ERROR.value, init=False)
+
+    @classmethod
+    def from_exception(cls, exc: ProtocolError) -> TtsError:
+        return cls(code=exc.code, message=exc.message, request_id=exc.request_id)
+
+
+ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsError
+
+
+def serialize(message: ClientMessage | ServerMessage) -> str:
+    """The JSON text frame for a message of either direction."""
+    if isinstance(message, Synthesize | Cancel | Close):
+        return encode_json(message.to_json())
+    obj: dict[str, Any] = asdict(message)
+    return encode_json({k: v for k, v in obj.items() if v is not None or k == "request_id"})
+
+
+def parse_server_message(data: str | bytes) -> ServerMessage:
+    """Parse one server control frame (what a TTS client receives). Raises only ``ProtocolError``."""
+    obj = decode_json_object(data, max_bytes=limits.MAX_MESSAGE_BYTES, what="server message")
+    kind = obj.get("type")
+    rid = get_str(obj, "request_id")
+    try:
+        if kind == TtsMessageType.SYNTHESIS_START:
+            return SynthesisStart(
+                request_id=_required(rid, "request_id"),
+                voice=get_str(obj, "voice") or "",
+                speed=get_number(obj, "speed", default=1.0, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED),
+                sample_rate=get_int(obj, "sample_rate", minimum=1),
+                encoding=get_str(obj, "encoding") or limits.PCM_FORMAT,
+                channels=get_int(obj, "channels", minimum=1),
+                characters=int(obj.get("characters") or 0),
+            )
+        if kind == TtsMessageType.SYNTHESIS_COMPLETE:
+            first = obj.get("first_audio_s")
+            return SynthesisComplete(
+                request_id=_required(rid, "request_id"),
+                total_duration_s=float(obj["total_duration_s"]),
+                elapsed_s=float(obj["elapsed_s"]),
+                segments=int(obj.get("segments") or 0),
+                audio_bytes=int(obj.get("audio_bytes") or 0),
+                first_audio_s=None if first is None else float(first),
+            )
+        if kind == TtsMessageType.SYNTHESIS_CANCELLED:
+            return SynthesisCancelled(
+                request_id=_required(rid, "request_id"), audio_bytes=int(obj.get("audio_bytes") or 0)
+            )
+        if kind == TtsMessageType.ERROR:
+            return TtsError(
+                code=get_str(obj, "code") or TtsErrorCode.INTERNAL.value,
+                message=get_str(obj, "message") or "",
+                request_id=rid,
+            )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InvalidFieldError(f"server message {kind!r} has a missing or malformed field: {exc}") from exc
+    raise UnknownMessageTypeError(f"unknown server message type {str(kind)[:40]!r}")
+
+
+def _required(value: str | None, name: str) -> str:
+    if not value:
+        raise InvalidFieldError(f"'{name}' is required")
+    return value
