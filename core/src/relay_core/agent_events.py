@@ -8,6 +8,7 @@ Order of one turn: ``agent_start``; then interleaved ``text_delta`` (seq 0,1,2,.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -143,13 +144,27 @@ def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
     if cls is None:
         raise UnknownMessageTypeError(f"unknown agent event type {str(kind)[:40]!r}")
     fields = {k: v for k, v in obj.items() if k != "type"}
+    for spec in dataclasses.fields(cls):
+        if spec.name in fields and not _matches(fields[spec.name], str(spec.type)):
+            raise InvalidFieldError(f"agent event {kind!r}: field {spec.name!r} must be {spec.type}")
     try:
         event: AgentEvent = cls(**fields)
     except TypeError as exc:
         raise InvalidFieldError(f"agent event {kind!r} has missing or unexpected fields: {exc}") from exc
-    if not isinstance(event.request_id, str) or not event.request_id:
+    if not event.request_id:
         raise InvalidFieldError(f"agent event {kind!r} needs a request_id")
     return event
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "None": (type(None),)}
+
+
+def _matches(value: object, annotation: str) -> bool:
+    """Whether a JSON value fits a field annotation such as ``"float | None"`` (bools are not numbers)."""
+    allowed = tuple(t for name in annotation.split("|") for t in _JSON_TYPES.get(name.strip(), (object,)))
+    if isinstance(value, bool):
+        return bool in allowed or object in allowed
+    return isinstance(value, allowed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,13 +7,16 @@ SageMaker and AgentCore re-chunk response bodies, so one transport chunk may hol
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def encode_sse(data: str, *, event: str | None = None) -> bytes:
-    """One SSE event: ``data: ...\\n\\n`` (multi-line data becomes several ``data:`` lines)."""
+    """One SSE event: ``data: ...\\n\\n``; each line of multi-line data (any line break) becomes a ``data:`` line."""
     lines = [] if event is None else [f"event: {event}"]
-    lines.extend(f"data: {line}" for line in data.split("\n"))
+    lines.extend(f"data: {line}" for line in _LINE_BREAK.split(data))
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
