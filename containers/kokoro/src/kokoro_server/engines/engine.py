@@ -1,0 +1,110 @@
+"""The engine: G2P front end + one synthesizer + a voice bank, behind one small API.
+
+The server plans a text into segments (each at most 510 tokens, split at sentence, then clause, then
+word boundaries by :mod:`relay_core.segmenter`) and renders them one by one, so it can stream audio
+segment by segment and stop between segments when a request is cancelled.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import numpy.typing as npt
+
+from kokoro_server.engines.base import Segment, Synthesizer
+from kokoro_server.engines.errors import InvalidRequestError
+from kokoro_server.engines.g2p import Phonemizer, Tokenizer
+from kokoro_server.engines.voices import VoiceBank
+from relay_core import limits, segmenter
+
+PREFERRED_DEFAULT_VOICES = ("af_heart", "jf_alpha")
+"""The default voice is the first of these that the bank has, else its first voice."""
+
+
+class Engine:
+    """Text → speech with one loaded model. Immutable after construction; safe to call from many threads."""
+
+    def __init__(
+        self,
+        *,
+        synthesizer: Synthesizer,
+        voice_bank: VoiceBank,
+        phonemizer: Phonemizer,
+        tokenizer: Tokenizer,
+        default_voice: str | None = None,
+    ) -> None:
+        self._synthesizer = synthesizer
+        self._voices = voice_bank
+        self._phonemizer = phonemizer
+        self._tokenizer = tokenizer
+        self.name: str = synthesizer.name
+        self.sample_rate: int = synthesizer.sample_rate
+        names = voice_bank.names()
+        chosen = default_voice or next((v for v in PREFERRED_DEFAULT_VOICES if v in names), names[0])
+        voice_bank.resolve(chosen)
+        self.default_voice: str = chosen
+
+    @property
+    def language(self) -> str:
+        """The espeak-ng language of the G2P front end."""
+        return self._phonemizer.language
+
+    def voices(self) -> list[str]:
+        """The available voice names, sorted (blends of them are accepted too)."""
+        return self._voices.names()
+
+    def check_voice(self, spec: str) -> None:
+        """Raise :class:`UnknownVoiceError` or :class:`InvalidRequestError` if ``spec`` cannot be used."""
+        self._voices.resolve(spec)
+
+    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
+        """Phonemize ``text`` and cut it into segments of 1..510 tokens, in reading order.
+
+        Voice and speed are validated here, so a bad request fails before any synthesis.
+        """
+        self.check_voice(voice)
+        _check_speed(speed)
+        segments: list[Segment] = []
+        for sentence in segmenter.split_sentences(text):
+            segment = self._segment(sentence)
+            if len(segment.tokens) <= Tokenizer.MAX_TOKENS:
+                segments.append(segment)
+                continue
+            for piece in segmenter.split_to_fit(sentence, self._fits):
+                segments.append(self._segment(piece))
+        return [segment for segment in segments if segment.tokens]
+
+    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+        """Synthesize one planned segment (blocking); float32 mono at :attr:`sample_rate`."""
+        _check_speed(speed)
+        if len(segment.tokens) > Tokenizer.MAX_TOKENS:
+            raise InvalidRequestError(
+                f"segment has {len(segment.tokens)} tokens, more than {Tokenizer.MAX_TOKENS}: use Engine.plan"
+            )
+        if not segment.tokens:
+            return np.zeros(0, dtype=np.float32)
+        pack = self._voices.resolve(voice)
+        style = self._voices.style_for(pack, len(segment.tokens))
+        return self._synthesizer.infer(segment.tokens, style, speed)
+
+    def synthesize(self, text: str, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+        """Plan and render all of ``text``; the segments' audio concatenated (empty for silent text)."""
+        parts = [
+            self.render(segment, voice=voice, speed=speed) for segment in self.plan(text, voice=voice, speed=speed)
+        ]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def _segment(self, text: str) -> Segment:
+        phonemes = self._tokenizer.keep(self._phonemizer(text))
+        return Segment(text=text, phonemes=phonemes, tokens=tuple(self._tokenizer(phonemes)))
+
+    def _fits(self, text: str) -> bool:
+        return len(self._tokenizer(self._phonemizer(text))) <= Tokenizer.MAX_TOKENS
+
+
+def _check_speed(speed: float) -> None:
+    if not (isinstance(speed, int | float) and math.isfinite(speed) and limits.MIN_SPEED <= speed <= limits.MAX_SPEED):
+        raise InvalidRequestError(
+            f"speed {speed!r} is out of range: use a number from {limits.MIN_SPEED} to {limits.MAX_SPEED}"
+        )

@@ -1,0 +1,104 @@
+"""The ONNX Runtime synthesizer (CPU): the embedded int8 model, or the official ``kokoro-v1.0.onnx``.
+
+The exports in circulation name their inputs differently (``tokens`` or ``input_ids``; ``style`` or
+``ref_s``), so the inputs are identified from the session's own metadata when the model loads.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+
+from kokoro_server.engines.base import SAMPLE_RATE
+from kokoro_server.engines.errors import InferenceError, ModelFilesError
+
+_TOKEN_NAMES = ("tokens", "input_ids")
+_STYLE_NAMES = ("style", "ref_s")
+_SPEED_NAMES = ("speed",)
+_ORT_ERRORS: tuple[type[Exception], ...] = (
+    RuntimeError,
+    ValueError,
+    *(value for value in vars(ort_state).values() if isinstance(value, type) and issubclass(value, Exception)),
+)
+"""What ONNX Runtime raises: its native errors derive from Exception directly, so they are listed."""
+
+_NUMPY_TYPES: dict[str, type[np.generic]] = {
+    "tensor(float)": np.float32,
+    "tensor(double)": np.float64,
+    "tensor(int32)": np.int32,
+    "tensor(int64)": np.int64,
+}
+
+
+@dataclass(frozen=True)
+class _InputNames:
+    tokens: str
+    style: str
+    speed: str
+    speed_type: type[np.generic]
+
+
+def _input_names(session: ort.InferenceSession, path: Path) -> _InputNames:
+    inputs = {item.name: item.type for item in session.get_inputs()}
+
+    def pick(candidates: tuple[str, ...]) -> str:
+        for name in candidates:
+            if name in inputs:
+                return name
+        raise ModelFilesError(
+            f"{path} has inputs {sorted(inputs)}, none of {list(candidates)}: "
+            "use a Kokoro v1.0 ONNX export (inputs tokens/input_ids, style, speed)"
+        )
+
+    speed = pick(_SPEED_NAMES)
+    speed_type = _NUMPY_TYPES.get(inputs[speed])
+    if speed_type is None:
+        raise ModelFilesError(f"{path}: speed input has unsupported type {inputs[speed]}: use a Kokoro v1.0 export")
+    return _InputNames(tokens=pick(_TOKEN_NAMES), style=pick(_STYLE_NAMES), speed=speed, speed_type=speed_type)
+
+
+class OnnxSynthesizer:
+    """Kokoro-82M on ONNX Runtime (CPU). Concurrent :meth:`infer` calls are safe."""
+
+    name = "onnx"
+    sample_rate = SAMPLE_RATE
+
+    def __init__(self, model_path: Path, *, threads: int | None = None) -> None:
+        """Load ``model_path``; ``threads`` sets intra-op threads (default: every core)."""
+        if not model_path.is_file():
+            raise ModelFilesError(f"ONNX model {model_path} does not exist: check model_path")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads if threads is not None else (os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        try:
+            self._session = ort.InferenceSession(
+                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except _ORT_ERRORS as exc:
+            raise ModelFilesError(f"cannot load ONNX model {model_path} ({exc}): reinstall or re-download it") from exc
+        self.model_path = model_path
+        self.threads = options.intra_op_num_threads
+        self._inputs = _input_names(self._session, model_path)
+
+    def infer(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> npt.NDArray[np.float32]:
+        """One forward pass; returns float32 mono audio at 24 kHz."""
+        feeds = {
+            self._inputs.tokens: np.array([[0, *tokens, 0]], dtype=np.int64),
+            self._inputs.style: np.asarray(style, dtype=np.float32).reshape(1, -1),
+            self._inputs.speed: np.array([speed], dtype=self._inputs.speed_type),
+        }
+        try:
+            outputs = self._session.run(None, feeds)
+        except _ORT_ERRORS as exc:
+            raise InferenceError(
+                f"ONNX inference failed on {len(tokens)} tokens ({exc}): retry or shorten the text"
+            ) from exc
+        audio: npt.NDArray[np.float32] = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
+        return audio
