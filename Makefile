@@ -1,0 +1,51 @@
+# Kokoro Relay — the two commands a newcomer needs: `make demo` and `make test`.
+# Both install everything they need (uv included) on a fresh machine; nothing is downloaded at run time
+# except packages from PyPI. uv never downloads an interpreter: Python 3.12 comes from the machine (pyenv).
+
+SHELL := /bin/bash
+export UV_PYTHON_DOWNLOADS := never
+export PYENV_VERSION := $(shell cat .python-version 2>/dev/null | head -n 1)
+UV := python3 -m uv
+DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
+
+.PHONY: setup demo test lint typecheck unit bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+
+setup:
+	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
+	@$(UV) sync --locked --all-packages
+
+demo: setup
+	@mkdir -p out
+	$(UV) run relay speak "$(DEMO_TEXT)" --out out/demo.wav
+
+lint: setup
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+
+typecheck: setup
+	$(UV) run mypy core/src containers/kokoro/src containers/agent/src local/src tests bench
+
+unit: setup
+	$(UV) run pytest
+
+test: lint typecheck unit
+
+bench-ttfa: setup
+	$(UV) run python bench/bench_ttfa.py
+
+bench-concurrency: setup
+	$(UV) run python bench/bench_concurrency.py
+
+bench-server: setup
+	$(UV) run python bench/bench_server.py
+
+bench-agent: setup
+	$(UV) run python bench/bench_agent_ttfa.py
+
+bench-torch: setup
+	$(UV) run python bench/bench_torch_vs_onnx.py
+
+bench: bench-ttfa bench-concurrency bench-server bench-agent bench-torch
+
+clean:
+	rm -rf out .pytest_cache .mypy_cache .ruff_cache .hypothesis
