@@ -1,0 +1,38 @@
+"""Build the Strands model provider the configuration names."""
+
+from __future__ import annotations
+
+import logging
+
+from strands.models.model import Model
+
+from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.models.speak import SpeakModel
+
+logger = logging.getLogger(__name__)
+
+OLLAMA_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"
+
+
+def make_model(config: AgentConfig) -> Model:
+    """A fresh model provider (one per agent). Provider SDKs are imported only for the provider chosen."""
+    if config.model is ModelKind.SPEAK:
+        logger.info("model: speak — the offline echo model; replies repeat the prompt, no LLM is involved")
+        return SpeakModel(tokens_per_s=config.speak_tokens_per_s)
+    if config.model is ModelKind.BEDROCK:
+        from strands.models.bedrock import BedrockModel  # noqa: PLC0415 - provider SDKs load only when chosen
+
+        if config.model_id:
+            return BedrockModel(region_name=config.aws_region, model_id=config.model_id)
+        return BedrockModel(region_name=config.aws_region)
+    from strands.models.openai import OpenAIModel  # noqa: PLC0415 - provider SDKs load only when chosen
+
+    base_url = config.model_base_url or (OLLAMA_DEFAULT_BASE_URL if config.model is ModelKind.OLLAMA else None)
+    client_args: dict[str, str] = {"api_key": config.model_api_key or "not-needed-for-local-servers"}
+    if base_url:
+        client_args["base_url"] = base_url
+    assert config.model_id is not None  # AgentConfig requires it for these providers
+    return OpenAIModel(client_args=client_args, model_id=config.model_id)
+
+
+__all__ = ["OLLAMA_DEFAULT_BASE_URL", "make_model"]

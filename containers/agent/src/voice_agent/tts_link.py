@@ -1,0 +1,231 @@
+"""One turn's TTS session, with the agent's recovery rule: at most one reconnect per turn.
+
+:class:`TtsLink` wraps a :class:`~voice_agent.transport.base.TtsConnection` and the sans-I/O
+:class:`relay_core.tts_client.TtsClientSession`. The turn calls :meth:`TtsLink.speak` for each sentence the
+moment it exists (it never waits for audio), :meth:`TtsLink.finish` when the reply is complete, and reads
+:meth:`TtsLink.events` concurrently. The link remembers every sentence whose request has not ended; when
+the session is refused or drops before all of them ended, it opens a new session ONCE and sends those
+sentences again, in order (a sentence cut off mid-audio is spoken again from its start). A second failure
+raises :class:`TtsLinkError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import NoReturn
+
+from relay_core.errors import ProtocolError
+from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
+from relay_core.tts_messages import Synthesize, TtsError
+from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
+from voice_agent.transport.base import TtsConnection, TtsTransport
+
+logger = logging.getLogger(__name__)
+
+
+class TtsLinkError(VoiceAgentError):
+    """The TTS session failed and the one reconnect did not save it. ``code`` is an ``AgentErrorCode`` value."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class LinkAudio:
+    """PCM (s16le, whole samples) of one sentence request."""
+
+    request_id: str
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRequestFailed:
+    """The server reported an error for one request (e.g. it could not synthesize it); the session goes on."""
+
+    request_id: str
+    code: str
+    message: str
+
+
+LinkEvent = LinkAudio | LinkRequestFailed
+
+
+class TtsLink:
+    """The TTS side of one turn. Use from one event loop: one task calls speak/finish/cancel, another reads
+    :meth:`events`."""
+
+    def __init__(
+        self,
+        transport: TtsTransport,
+        *,
+        request_prefix: str,
+        voice: str | None,
+        speed: float,
+        max_reconnects: int = 1,
+    ) -> None:
+        self._transport = transport
+        self._prefix = request_prefix
+        self._voice = voice
+        self._speed = speed
+        self._reconnects_left = max_reconnects
+        self._conn: TtsConnection | None = None
+        self._client = TtsClientSession()
+        self._unfinished: dict[str, str] = {}  # request id -> text, in send order, until its request ends
+        self._count = 0
+        self._finishing = False
+        self._cancelled = False
+        self._lock = asyncio.Lock()
+        self._failure: TtsLinkError | None = None
+        self.sessions_opened = 0
+        """TTS sessions this link opened (1 normally, 2 after a reconnect)."""
+
+    @property
+    def sentences_sent(self) -> int:
+        return self._count
+
+    async def open(self) -> None:
+        """Open the session (with the one retry when refused). Raises :class:`TtsLinkError`."""
+        async with self._lock:
+            try:
+                await self._connect()
+            except TtsUnavailableError as exc:
+                logger.warning("TTS session refused: %s", exc.message)
+                await self._recover(reason=exc.message)
+
+    async def speak(self, text: str) -> None:
+        """Queue ``text`` as the next synthesize request; returns as soon as it is sent (never waits for audio).
+
+        If the session has dropped, the sentence is kept and sent on the reconnect; after a failed reconnect
+        it is dropped silently (the reader has already raised :class:`TtsLinkError`)."""
+        self._count += 1
+        request_id = f"{self._prefix}-{self._count}"
+        async with self._lock:
+            # Recorded under the lock, so a reconnect in progress either resends it or it is sent below: never both.
+            self._unfinished[request_id] = text
+            conn = self._conn
+            if conn is None or self._cancelled:
+                return
+            frame = self._client.synthesize(self._request(request_id, text))
+            await self._send_or_note_drop(conn, frame)
+
+    async def finish(self) -> None:
+        """No more sentences: ask the server to finish the queue and close the session."""
+        self._finishing = True
+        async with self._lock:
+            if self._conn is not None and self._failure is None:
+                await self._send_or_note_drop(self._conn, self._client.close())
+
+    async def cancel(self) -> None:
+        """Barge-in: drop queued sentences and stop the running one (best effort; the link is abandoned)."""
+        self._cancelled = True
+        async with self._lock:
+            conn = self._conn
+            if conn is None:
+                return
+            await self._send_or_note_drop(conn, self._client.cancel(None))
+            await self._send_or_note_drop(conn, self._client.close())
+
+    async def aclose(self) -> None:
+        """Release the session (idempotent)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.aclose()
+
+    async def events(self) -> AsyncIterator[LinkEvent]:
+        """Audio and per-request failures, in order, until the server has ended every request and closed
+        after :meth:`finish`. Raises :class:`TtsLinkError` when the session cannot be kept alive."""
+        while True:
+            conn = self._conn
+            if conn is None:
+                if self._failure is not None:
+                    raise self._failure
+                return
+            try:
+                frame = await conn.receive()
+            except TtsConnectionClosed as exc:
+                if exc.clean and self._finishing and not self._unfinished:
+                    return
+                if self._cancelled:
+                    return
+                logger.warning("TTS session lost with %d sentence(s) unfinished: %s", len(self._unfinished), exc)
+                async with self._lock:
+                    if self._conn is conn:
+                        await self._recover(reason=exc.message)
+                continue
+            except TtsStreamError as exc:
+                logger.warning("TTS stream error: %s", exc)
+                async with self._lock:
+                    if self._conn is conn:
+                        await self._recover(reason=f"the TTS stream reported {exc.code}: {exc.detail}")
+                continue
+            try:
+                client_events = self._client.receive_frame(frame)
+            except ProtocolError as exc:
+                raise TtsLinkError("tts_failed", f"the TTS server broke the session protocol: {exc.message}") from exc
+            for event in client_events:
+                if isinstance(event, AudioReceived):
+                    yield LinkAudio(request_id=event.request_id, pcm=event.pcm)
+                elif isinstance(event, RequestEnded):
+                    self._unfinished.pop(event.request_id, None)
+                    outcome = event.outcome
+                    if isinstance(outcome, TtsError):
+                        yield LinkRequestFailed(request_id=event.request_id, code=outcome.code, message=outcome.message)
+                elif isinstance(event, SessionError):
+                    logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
+                elif isinstance(event, RequestStarted):
+                    continue
+
+    # -- internals (call with self._lock held) -----------------------------------------------------------
+
+    def _request(self, request_id: str, text: str) -> Synthesize:
+        return Synthesize(text=text, voice=self._voice, speed=self._speed, request_id=request_id)
+
+    async def _connect(self) -> None:
+        self._conn = await self._transport.connect()
+        self._client = TtsClientSession()
+        self.sessions_opened += 1
+
+    async def _send_or_note_drop(self, conn: TtsConnection, frame: str) -> None:
+        try:
+            await conn.send(frame)
+        except TtsConnectionClosed as exc:
+            # The reader sees the same drop on its next receive and recovers; nothing is lost meanwhile
+            # because the sentence stays in self._unfinished.
+            logger.debug("TTS send after drop: %s", exc.message)
+
+    async def _recover(self, *, reason: str) -> None:
+        """Reconnect once and resend every unfinished sentence; else record and raise the failure."""
+        old, self._conn = self._conn, None
+        if old is not None:
+            await old.aclose()
+        if self._reconnects_left <= 0:
+            self._fail(reason)
+        self._reconnects_left -= 1
+        try:
+            await self._connect()
+        except TtsUnavailableError as exc:
+            self._fail(f"{reason}; the reconnect failed too: {exc.message}")
+        conn = self._conn
+        assert conn is not None
+        logger.info("TTS session reopened; resending %d sentence(s)", len(self._unfinished))
+        try:
+            for request_id, text in self._unfinished.items():
+                await conn.send(self._client.synthesize(self._request(request_id, text)))
+            if self._finishing:
+                await conn.send(self._client.close())
+        except TtsConnectionClosed as exc:
+            self._conn = None
+            await conn.aclose()
+            self._fail(f"{reason}; the reopened session dropped too: {exc.message}")
+
+    def _fail(self, reason: str) -> NoReturn:
+        code = "tts_unavailable" if self.sessions_opened == 0 else "tts_failed"
+        self._failure = TtsLinkError(code, f"text-to-speech failed: {reason}")
+        raise self._failure
+
+
+__all__ = ["LinkAudio", "LinkEvent", "LinkRequestFailed", "TtsLink", "TtsLinkError"]
