@@ -1,0 +1,164 @@
+"""Shared pieces of the benchmarks: the reference text, a real server process, a WebSocket TTS client.
+
+Benchmarks print ratios measured side by side in one run on the same machine, so that a noisy, shared
+machine affects both sides alike; absolute figures are reported for context only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from websockets.asyncio.client import connect
+
+from relay_core import limits
+from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts_messages import SynthesisComplete, Synthesize
+
+REFERENCE_TEXT = (
+    "Kokoro Relay lets a voice agent speak while it is still thinking about the answer. "
+    "Each sentence goes to the speech model the moment it is complete. "
+    "Audio streams back to the browser in small chunks. "
+    "The listener hears the first words long before the reply is finished."
+)
+"""About 267 characters in four sentences, like the reference experiment's text."""
+
+WS_PATH = "/invocations-bidirectional-stream"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass
+class ServerProcess:
+    """A real ``kokoro-server`` process on loopback."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    started_at: float
+    healthy_after_s: float = 0.0
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}{WS_PATH}"
+
+
+def ping_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/ping", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+@contextlib.contextmanager
+def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[ServerProcess]:
+    """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("kokoro-server")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [str(exe), "--host", "127.0.0.1", "--port", str(port), *args],
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    server = ServerProcess(process=process, port=port, started_at=started)
+    try:
+        deadline = started + timeout_s
+        while not ping_ok(server.http_url):
+            if process.poll() is not None:
+                raise RuntimeError(f"kokoro-server exited with {process.returncode} before /ping was healthy")
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"kokoro-server was not healthy within {timeout_s} s")
+            time.sleep(0.02)
+        server.healthy_after_s = time.perf_counter() - started
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class SessionTiming:
+    """What one client observed on one TTS session."""
+
+    first_audio_s: float | None = None
+    done_s: float = 0.0
+    audio_bytes: int = 0
+    per_request_first_audio_s: list[float] = field(default_factory=list)
+
+    @property
+    def audio_s(self) -> float:
+        return self.audio_bytes / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE)
+
+
+async def speak_pieces(ws_url: str, pieces: Sequence[str], *, voice: str | None = None) -> SessionTiming:
+    """Open one session, send every piece as its own synthesize request at once, then close; time it.
+
+    Times are from the moment the first request is sent."""
+    client = TtsClientSession()
+    timing = SessionTiming()
+    async with connect(ws_url, max_size=None) as ws:
+        start = time.perf_counter()
+        for i, text in enumerate(pieces):
+            await ws.send(client.synthesize(Synthesize(text=text, voice=voice, request_id=f"p{i}")).encode())
+        await ws.send(client.close())
+        seen: set[str] = set()
+        while not client.idle:
+            for event in client.receive_frame(await ws.recv()):
+                if isinstance(event, AudioReceived):
+                    now = time.perf_counter() - start
+                    if timing.first_audio_s is None:
+                        timing.first_audio_s = now
+                    if event.request_id not in seen:
+                        seen.add(event.request_id)
+                        timing.per_request_first_audio_s.append(now)
+                    timing.audio_bytes += len(event.pcm)
+                elif isinstance(event, RequestEnded) and not isinstance(event.outcome, SynthesisComplete):
+                    raise RuntimeError(f"request {event.request_id} did not complete: {event.outcome}")
+        timing.done_s = time.perf_counter() - start
+    return timing
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def print_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
+    """A Markdown table, so the output pastes into docs/benchmarks.md as is."""
+    print(f"\n### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        print("| " + " | ".join(f"{c:.3f}" if isinstance(c, float) else str(c) for c in row) + " |")
