@@ -26,7 +26,7 @@ or brackets (``" ' ” ’ » ) ] }`` and the CJK closers). The closers stay wit
 2. Other clusters end a sentence only when **whitespace** follows them; ``3.14``, ``v1.2.3``,
    ``10.5%``, ``https://example.com/a.b?x=1`` and ``john.doe@mail.co.uk`` therefore never split.
 3. A cluster containing ``!`` or ``?`` (``?!``, ``!!``) ends the sentence as soon as the whitespace
-   after it arrives.
+   after it arrives, unless it ends in a closing quote or bracket (rule 5).
 4. A single ``.`` looks at the word before it (letters, digits and dots back to the previous space or
    punctuation):
 
@@ -41,9 +41,10 @@ or brackets (``" ' ” ’ » ) ] }`` and the CJK closers). The closers stay wit
      segmenter waits for that next character;
    * a number alone at the start of a sentence (``1.``, a list marker) or a lone letter does not end it.
 
-5. An **ellipsis** (``…`` or two or more dots) follows the suffix-abbreviation rule: it ends the
-   sentence when a newline follows or the next word is capitalised (``Wait... What?`` splits,
-   ``Well... maybe`` does not).
+5. An **ellipsis** (``…`` or two or more dots) and any cluster that **ends in a closing quote or
+   bracket** follow the suffix-abbreviation rule: they end the sentence when a newline follows or the
+   next word is capitalised (``Wait... What?`` and ``He said "Hi." Then`` split; ``Well... maybe`` and
+   ``"Really?" she asked`` do not).
 6. A **blank line** (whitespace containing two newlines) ends a sentence even without a terminator. A
    single newline ends one right after a terminator cluster (not after titles and initials) and
    before a list item (``- ``, ``* ``, ``• ``, ``1. ``, ``2) ``); otherwise it is kept inside the
@@ -151,15 +152,21 @@ def _cluster(buf: str, i: int) -> tuple[_Verdict, int]:
     marks = buf[i:j]
     while j < n and buf[j] in _CLOSERS:
         j += 1
+    closed = j > i + len(marks)
     if j == n:
         return _Verdict.WAIT, j
     if any(c in _CJK_TERMINATORS for c in marks):
         return _Verdict.YES, j
     if not buf[j].isspace():
         return _Verdict.NO, j
-    if any(c in _STRONG_TERMINATORS for c in marks):
+    if closed:
+        kind = _Word.MAYBE  # a quotation may go on with the sentence: "Why?" she asked.
+    elif any(c in _STRONG_TERMINATORS for c in marks):
         return _Verdict.YES, j
-    kind = _Word.MAYBE if (len(marks) > 1 or "…" in marks) else _classify_word(buf, i)
+    elif len(marks) > 1 or "…" in marks:
+        kind = _Word.MAYBE  # an ellipsis
+    else:
+        kind = _classify_word(buf, i)
     if kind is _Word.PLAIN:
         return _Verdict.YES, j
     if kind is _Word.NEVER:
@@ -372,87 +379,75 @@ def split_sentences(text: str, *, max_chars: int = 300) -> list[str]:
 def split_to_fit(text: str, fits: Callable[[str], bool]) -> list[str]:
     """Split one piece of text into stripped pieces that each satisfy ``fits``.
 
-    Cuts at clause marks first (``, ; :`` followed by whitespace, CJK clause marks, dashes), packing
-    consecutive clauses greedily while they fit; a clause that does not fit alone is cut at word
-    boundaries the same way; a word that does not fit alone is cut into characters as a last resort.
-    Joining the pieces gives back every non-whitespace character of ``text``, in order.
+    Each piece is made as long as ``fits`` allows, extending word by word; it then ends at the last clause
+    mark inside that reach (``, ; :`` followed by whitespace, CJK clause marks, dashes) if there is one,
+    else at the last word that fits. A word that does not fit on its own is cut into the longest prefixes
+    of characters that fit, as a last resort. Joining the pieces gives back every non-whitespace character
+    of ``text``, in order. ``fits`` is assumed monotone (a prefix of a fitting piece fits) and is only
+    ever called with non-empty, stripped text.
 
     Raises ``ValueError`` when even a single character does not fit.
     """
-    piece = text.strip()
-    if not piece:
-        return []
-    if fits(piece):
-        return [piece]
-    return _pack(piece, _clause_cuts(piece), fits, _split_words)
+    pieces: list[str] = []
+    clause_ends = set(_clause_ends(text))
+    cuts = sorted(clause_ends | set(_word_ends(text)) | {len(text)})
+    start = 0
+    while True:
+        while start < len(text) and text[start].isspace():
+            start += 1
+        rest = text[start:].rstrip()
+        if not rest:
+            return pieces
+        if fits(rest):
+            pieces.append(rest)
+            return pieces
+        reach = 0
+        best_clause = 0
+        first_cut = 0
+        for cut in cuts:
+            if cut <= start:
+                continue
+            first_cut = first_cut or cut
+            if not fits(text[start:cut].rstrip()):
+                break
+            reach = cut
+            if cut in clause_ends:
+                best_clause = cut
+        if not reach:  # not even the first word fits: cut it by characters
+            reach = start + _fitting_prefix(text[start:first_cut], fits)
+        end = best_clause or reach
+        pieces.append(text[start:end].rstrip())
+        start = end
 
 
-def _clause_cuts(text: str) -> list[int]:
-    """Clause boundaries of a whole text: every index a clause ends at, then ``len(text)``."""
-    cuts: list[int] = []
+def _fitting_prefix(word: str, fits: Callable[[str], bool]) -> int:
+    """Length of the longest prefix of ``word`` (no whitespace) that fits; at least one character."""
+    if not fits(word[:1]):
+        raise ValueError(
+            f"split_to_fit: even the single character {word[:1]!r} does not fit; "
+            "the fits() predicate must accept every single character"
+        )
+    length = 1
+    while length < len(word) and fits(word[: length + 1]):
+        length += 1
+    return length
+
+
+def _clause_ends(text: str) -> list[int]:
+    """Every index of ``text`` a clause ends at (just after its mark)."""
+    ends: list[int] = []
     i = 0
     while i < len(text):
         if _is_clause_mark(text[i]):
             verdict, end = _clause(text, i)
-            if verdict is _Verdict.YES and 0 < end < len(text):
-                cuts.append(end)
+            if verdict is _Verdict.YES:
+                ends.append(end)
             i = max(end, i + 1)
         else:
             i += 1
-    cuts.append(len(text))
-    return cuts
+    return ends
 
 
-def _word_cuts(text: str) -> list[int]:
-    """Word boundaries: the end of every word, then ``len(text)``."""
-    cuts = [k for k in range(1, len(text)) if text[k].isspace() and not text[k - 1].isspace()]
-    cuts.append(len(text))
-    return cuts
-
-
-def _split_words(text: str, fits: Callable[[str], bool]) -> list[str]:
-    return _pack(text, _word_cuts(text), fits, _split_chars)
-
-
-def _split_chars(text: str, fits: Callable[[str], bool]) -> list[str]:
-    return _pack(text, list(range(1, len(text) + 1)), fits, _unsplittable)
-
-
-def _unsplittable(text: str, fits: Callable[[str], bool]) -> list[str]:
-    raise ValueError(
-        f"split_to_fit: even the single character {text!r} does not fit; "
-        "the fits() predicate must accept every single character"
-    )
-
-
-def _pack(
-    text: str,
-    cuts: list[int],
-    fits: Callable[[str], bool],
-    finer: Callable[[str, Callable[[str], bool]], list[str]],
-) -> list[str]:
-    """Greedily join consecutive spans between ``cuts`` while they fit; split a lone misfit with ``finer``."""
-    pieces: list[str] = []
-    start = 0
-    k = 0
-    while k < len(cuts):
-        best = -1
-        j = k
-        while j < len(cuts):
-            candidate = text[start : cuts[j]].strip()
-            if candidate and not fits(candidate):
-                break
-            best = j
-            j += 1
-        if best < 0:
-            span = text[start : cuts[k]].strip()
-            pieces.extend(finer(span, fits))
-            start = cuts[k]
-            k += 1
-        else:
-            span = text[start : cuts[best]].strip()
-            if span:
-                pieces.append(span)
-            start = cuts[best]
-            k = best + 1
-    return pieces
+def _word_ends(text: str) -> list[int]:
+    """Every index of ``text`` a word ends at (whitespace follows)."""
+    return [k for k in range(1, len(text)) if text[k].isspace() and not text[k - 1].isspace()]
