@@ -1,0 +1,82 @@
+"""Run an ASGI app (the TTS container app, the agent app) on a free loopback port in a background thread.
+
+Used by ``relay speak``, the tests and the benchmarks: each server gets its own thread and event loop, so the
+caller's loop (the client) never shares a loop with the servers it measures. The port is bound before the
+server starts (no race for a "free" port), and :meth:`BackgroundServer.stop` shuts it down and joins the thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from types import TracebackType
+from typing import Any
+
+import uvicorn
+
+
+class ServerStartError(RuntimeError):
+    """A background server did not come up; the message says which and why."""
+
+
+class BackgroundServer:
+    """An ASGI app served by uvicorn on ``host`` (loopback by default) at a free port."""
+
+    def __init__(self, app: Any, *, name: str, host: str = "127.0.0.1", log_level: str = "warning") -> None:
+        self.name = name
+        self.host = host
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((host, 0))
+        self.port: int = self._socket.getsockname()[1]
+        config = uvicorn.Config(app, log_level=log_level, lifespan="on", ws_max_size=16 * 1024 * 1024)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name=f"server-{name}", daemon=True)
+        self._error: BaseException | None = None
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._server.serve(sockets=[self._socket]))
+        except BaseException as exc:  # noqa: BLE001 - reported to the starting thread by start()
+            self._error = exc
+
+    def start(self, timeout_s: float = 30.0) -> BackgroundServer:
+        """Start and wait until the server accepts connections (blocking; call via a thread from async code)."""
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self._server.started:
+            if self._error is not None or not self._thread.is_alive():
+                raise ServerStartError(f"the {self.name} server failed to start: {self._error!r}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ServerStartError(f"the {self.name} server did not start within {timeout_s:.0f} s")
+            time.sleep(0.02)
+        return self
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Shut down (idempotent) and join the thread."""
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout_s)
+        self._socket.close()
+
+    def __enter__(self) -> BackgroundServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+__all__ = ["BackgroundServer", "ServerStartError"]
