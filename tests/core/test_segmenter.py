@@ -58,6 +58,17 @@ from relay_core.segmenter import SentenceSegmenter, split_sentences, split_to_fi
         ("Steps:\n1. Buy milk\n2. Drink it.", ["Steps:", "1. Buy milk", "2. Drink it."]),
         ("Items:\n- one\n* two\n• three", ["Items:", "- one", "* two", "• three"]),
         ("Para one\r\n\r\nPara two", ["Para one", "Para two"]),
+        ("Line one\u2029Line two", ["Line one", "Line two"]),
+        (
+            "Notes\n## Heading\n> quoted\nplain #tag\n-5 degrees",
+            ["Notes", "## Heading", "> quoted\nplain #tag\n-5 degrees"],
+        ),
+        # markdown emphasis around a sentence is transparent
+        ("**Hello.** Next one. *Etc.* _Then_ more.", ["**Hello.**", "Next one.", "*Etc.*", "_Then_ more."]),
+        ("Apples etc. **Then** more.", ["Apples etc.", "**Then** more."]),
+        # other scripts
+        ("ما اسمك؟ أنا بخير.", ["ما اسمك؟", "أنا بخير."]),
+        ("यह ठीक है। अगला वाक्य।", ["यह ठीक है।", "अगला वाक्य।"]),
         # CJK terminators need no space
         ("你好。世界！好吗？", ["你好。", "世界！", "好吗？"]),
         ("「こんにちは。」次です。", ["「こんにちは。」", "次です。"]),

@@ -74,16 +74,18 @@ from enum import Enum
 __all__ = ["SentenceSegmenter", "split_sentences", "split_to_fit"]
 
 _CJK_TERMINATORS = frozenset("。！？｡")
-_STRONG_TERMINATORS = frozenset("!?！？‼⁇⁈⁉")
+_STRONG_TERMINATORS = frozenset("!?！？‼⁇⁈⁉؟۔।॥։።")
 _TERMINATORS = frozenset(".…") | _CJK_TERMINATORS | _STRONG_TERMINATORS
 _CLOSERS = frozenset("\"'”’»›)]}」』）】〕〉》")
+_MARKUP = frozenset("*_`~")  # markdown emphasis around a sentence: transparent
 _OPENERS = frozenset("\"'“‘«‹([{「『（【〔〈《¿¡")
 _CLAUSE_MARKS = frozenset(",;:")
 _CJK_CLAUSE_MARKS = frozenset("、，；：")
 _EM_DASHES = frozenset("—―")
 _SPACED_DASHES = frozenset("-–")
 _DASHES = _EM_DASHES | _SPACED_DASHES
-_BULLETS = frozenset("-*•·–—")
+_BULLETS = frozenset("-*•·–—>#")
+_NEWLINES = {"\n": 1, "\u2028": 1, "\u2029": 2}  # "\r\n" counts once, through its "\n"
 
 # Abbreviations are matched lower-cased, without their final dot.
 _NEVER_END = frozenset(
@@ -150,9 +152,10 @@ def _cluster(buf: str, i: int) -> tuple[_Verdict, int]:
     while j < n and buf[j] in _TERMINATORS:
         j += 1
     marks = buf[i:j]
-    while j < n and buf[j] in _CLOSERS:
+    closed = False
+    while j < n and (buf[j] in _CLOSERS or buf[j] in _MARKUP):
+        closed = closed or buf[j] in _CLOSERS
         j += 1
-    closed = j > i + len(marks)
     if j == n:
         return _Verdict.WAIT, j
     if any(c in _CJK_TERMINATORS for c in marks):
@@ -173,8 +176,10 @@ def _cluster(buf: str, i: int) -> tuple[_Verdict, int]:
         return _Verdict.NO, j
     k = j
     while k < n and buf[k].isspace():
-        if buf[k] == "\n":
+        if buf[k] in _NEWLINES:
             return _Verdict.YES, j
+        k += 1
+    while k < n and buf[k] in _MARKUP:
         k += 1
     if k == n:
         return _Verdict.WAIT, j
@@ -187,10 +192,9 @@ def _whitespace(buf: str, i: int) -> tuple[_Verdict, int]:
     newlines = 0
     k = i
     while k < n and buf[k].isspace():
-        if buf[k] == "\n" or buf[k] == "\u2029":
-            newlines += 1 if buf[k] == "\n" else 2
-            if newlines >= 2:
-                return _Verdict.YES, k
+        newlines += _NEWLINES.get(buf[k], 0)
+        if newlines >= 2:
+            return _Verdict.YES, k
         k += 1
     if k == n:
         return _Verdict.WAIT, k
@@ -200,11 +204,13 @@ def _whitespace(buf: str, i: int) -> tuple[_Verdict, int]:
 
 
 def _list_item(buf: str, k: int) -> _Verdict:
-    """YES when a list item marker (``- `` ``* `` ``• `` ``12. `` ``3) ``) starts at ``buf[k]``."""
+    """YES when a list item or heading marker (``- `` ``• `` ``12. `` ``3) `` ``## `` ``> ``) is at ``buf[k]``."""
     n = len(buf)
     m = k
     if buf[k] in _BULLETS:
         m = k + 1
+        while buf[k] == "#" and m < n and buf[m] == "#":
+            m += 1
     else:
         while m < n and buf[m].isdecimal():
             m += 1
