@@ -9,6 +9,7 @@ against the model's own parameter names first: a half-converted checkpoint fails
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,11 @@ def _check_checkpoint(model: torch.nn.Module, checkpoint: Mapping[str, Any], pat
 
 
 class TorchSynthesizer:
-    """Kokoro-82M on PyTorch (CUDA when available, else CPU). Concurrent :meth:`infer` calls are safe."""
+    """Kokoro-82M on PyTorch (CUDA when available, else CPU). Concurrent :meth:`infer` calls are safe.
+
+    Unlike the ONNX export, ``KModel``'s vocoder draws random excitation noise and phase on every
+    call, so two renders of the same segment differ slightly (same length, same speech).
+    """
 
     name = "torch"
     sample_rate = SAMPLE_RATE
@@ -86,8 +91,17 @@ class TorchSynthesizer:
             if not isinstance(checkpoint, Mapping):
                 raise ModelFilesError(f"checkpoint {checkpoint_path} is not a dict of module state dicts")
             _check_checkpoint(model, checkpoint, checkpoint_path)
-            self._model = model.eval().to(self.device)
-        except (OSError, RuntimeError, KeyError, ValueError, TypeError, AssertionError) as exc:
+            self.model: KModel = model.eval().to(self.device)
+        except (
+            OSError,
+            EOFError,
+            pickle.UnpicklingError,
+            RuntimeError,
+            KeyError,
+            ValueError,
+            TypeError,
+            AssertionError,
+        ) as exc:
             raise ModelFilesError(
                 f"cannot load Kokoro weights from {weights_dir} ({type(exc).__name__}: {exc}): "
                 "check that config.json and the checkpoint belong together"
@@ -101,7 +115,7 @@ class TorchSynthesizer:
         ref_s = torch.from_numpy(np.array(style, dtype=np.float32).reshape(1, -1)).to(self.device)
         try:
             with torch.inference_mode():
-                audio, _ = self._model.forward_with_tokens(input_ids, ref_s, speed)
+                audio, _ = self.model.forward_with_tokens(input_ids, ref_s, speed)
         except RuntimeError as exc:
             raise InferenceError(
                 f"torch inference failed on {len(tokens)} tokens ({exc}): retry or shorten the text"
