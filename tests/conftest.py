@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kokoro_server.engines import Engine
 
 
@@ -28,3 +30,21 @@ def onnx_engine() -> Engine:
 
 
 # --------------------------------------------- end Kokoro engines ----------------------------------------
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Converted torch weights (owner: kokoro convert; used by tests/kokoro/convert and torch-engine tests)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def converted_weights_dir() -> Path:
+    """A KModel weights directory (config.json, kokoro-v1_0.pth, voices/*.pt) converted from the shipped
+    int8 ONNX, built once into the default cache ($KOKORO_RELAY_CACHE or ~/.cache/kokoro-relay) and reused."""
+    from kokoro_server.convert import ensure_converted_weights  # noqa: PLC0415 - needs the torch extra
+
+    return ensure_converted_weights()
+
+
+# --------------------------------------------- end converted torch weights -------------------------------

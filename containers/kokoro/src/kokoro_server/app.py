@@ -1,0 +1,51 @@
+"""The Starlette application: a routes list and a lifespan, nothing else.
+
+The lifespan creates the scheduler and loads the engine once (on a thread, so the port opens at once and
+``/ping`` answers 503 until the model is ready); an injected engine (tests, benchmarks) is used as is. On shutdown
+queued inference is dropped and the worker threads stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+
+from kokoro_server import http_api, ws_session
+from kokoro_server.config import ServerConfig
+from kokoro_server.scheduler import Scheduler
+from kokoro_server.speech import SpeechEngine
+from kokoro_server.state import ServerState
+
+logger = logging.getLogger(__name__)
+
+
+def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | None = None) -> Starlette:
+    """The TTS app. ``config`` defaults to :meth:`ServerConfig.from_env`; ``engine`` skips loading a model."""
+    settings = config if config is not None else ServerConfig.from_env()
+    state = ServerState(config=settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        scheduler = Scheduler(workers=settings.workers)
+        state.scheduler = scheduler
+        loading: asyncio.Task[None] | None = None
+        if engine is not None:
+            state.engine = engine
+            state.load_seconds = 0.0
+        else:
+            loading = asyncio.create_task(state.load(), name="kokoro-model-load")
+        try:
+            yield
+        finally:
+            if loading is not None:
+                await loading
+            state.scheduler = None
+            await asyncio.to_thread(scheduler.shutdown)
+
+    app = Starlette(routes=[*http_api.routes, *ws_session.routes], lifespan=lifespan)
+    app.state.server = state
+    return app

@@ -1,0 +1,123 @@
+"""The server's settings: one frozen :class:`ServerConfig`, read from the environment or built by the CLI.
+
+Environment variables (all optional):
+
+- ``KOKORO_ENGINE``: ``onnx`` (default) or ``torch``.
+- ``KOKORO_MODEL_PATH``, ``KOKORO_VOICES_PATH``: an ONNX model and voice packs by path (onnx).
+- ``KOKORO_WEIGHTS_DIR``: the torch weights directory (config.json, one .pth, voices/*.pt). When the torch engine is
+  chosen without it and SageMaker's model directory ``/opt/ml/model`` exists, that directory is used.
+- ``KOKORO_DEVICE``: torch device (default: cuda when present).
+- ``KOKORO_DEFAULT_VOICE``, ``KOKORO_LANG`` (espeak-ng language, default ``en-us``).
+- ``KOKORO_THREADS``: CPU threads per inference (default: every core).
+- ``KOKORO_WORKERS``: inference worker threads of the scheduler (default 1; see docs/server.md).
+- ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8080).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from kokoro_server.engines import EngineConfig
+
+SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
+"""Where SageMaker unpacks the model artefacts (the torch weights cache) inside the container."""
+SAGEMAKER_HOST = "0.0.0.0"
+SAGEMAKER_PORT = 8080
+
+EngineName = Literal["onnx", "torch"]
+ENGINE_NAMES: tuple[EngineName, ...] = ("onnx", "torch")
+
+
+class ConfigError(ValueError):
+    """A setting has a value the server cannot use; the message names the setting and what to put there."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """Everything the app needs to start: which engine, where its files are, and how to schedule inference."""
+
+    engine: EngineName = "onnx"
+    model_path: Path | None = None
+    voices_path: Path | None = None
+    weights_dir: Path | None = None
+    device: str | None = None
+    default_voice: str | None = None
+    lang: str = "en-us"
+    threads: int | None = None
+    workers: int = 1
+    host: str = "127.0.0.1"
+    port: int = SAGEMAKER_PORT
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINE_NAMES:
+            raise ConfigError(f"engine {self.engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
+        if self.workers < 1:
+            raise ConfigError(f"workers={self.workers}: use at least 1 inference worker")
+        if self.threads is not None and self.threads < 1:
+            raise ConfigError(f"threads={self.threads}: use a positive number, or leave it unset for every core")
+        if not 0 <= self.port <= 65535:
+            raise ConfigError(f"port {self.port} is out of range: use 0..65535")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerConfig:
+        """Settings from ``KOKORO_*`` variables (see the module docstring); unset ones keep their defaults."""
+        env = os.environ if environ is None else environ
+
+        def text(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        def path(name: str) -> Path | None:
+            value = text(name)
+            return None if value is None else Path(value)
+
+        def number(name: str) -> int | None:
+            value = text(name)
+            if value is None:
+                return None
+            try:
+                return int(value)
+            except ValueError as exc:
+                raise ConfigError(f"{name}={value!r} is not a whole number: set it to one, or unset it") from exc
+
+        engine = (text("KOKORO_ENGINE") or "onnx").lower()
+        if engine not in ENGINE_NAMES:
+            raise ConfigError(f"KOKORO_ENGINE={engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
+        weights_dir = path("KOKORO_WEIGHTS_DIR")
+        if engine == "torch" and weights_dir is None and SAGEMAKER_MODEL_DIR.is_dir():
+            weights_dir = SAGEMAKER_MODEL_DIR
+        return cls(
+            engine="torch" if engine == "torch" else "onnx",
+            model_path=path("KOKORO_MODEL_PATH"),
+            voices_path=path("KOKORO_VOICES_PATH"),
+            weights_dir=weights_dir,
+            device=text("KOKORO_DEVICE"),
+            default_voice=text("KOKORO_DEFAULT_VOICE"),
+            lang=text("KOKORO_LANG") or "en-us",
+            threads=number("KOKORO_THREADS"),
+            workers=number("KOKORO_WORKERS") or 1,
+            host=text("KOKORO_HOST") or "127.0.0.1",
+            port=number("KOKORO_PORT") or SAGEMAKER_PORT,
+        )
+
+    def with_overrides(self, **changes: object) -> ServerConfig:
+        """A copy with the given settings replaced; ``None`` values leave a setting as it is."""
+        kept = {name: value for name, value in changes.items() if value is not None}
+        return replace(self, **kept)  # type: ignore[arg-type]
+
+    def engine_config(self) -> EngineConfig:
+        """The engine part of these settings."""
+        return EngineConfig(
+            engine=self.engine,
+            model_path=self.model_path,
+            voices_path=self.voices_path,
+            weights_dir=self.weights_dir,
+            device=self.device,
+            lang=self.lang,
+            threads=self.threads,
+            default_voice=self.default_voice,
+        )

@@ -1,0 +1,194 @@
+"""HTTP answers carrying speech: streamed audio, SSE events, or one whole file with timing headers.
+
+Shared by ``POST /invocations`` and ``POST /v1/audio/speech``. The plan runs before the response starts, so a bad
+voice or speed gets a proper 4xx; after that, audio leaves segment by segment. If the model fails in the middle
+of a streamed (non-SSE) answer the connection is aborted, so the client sees a truncated body rather than a
+short file that looks complete; an SSE answer ends with an ``error`` event instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from kokoro_server.encoders import AudioEncoder, encode_whole, is_cheap, streaming_encoder
+from kokoro_server.engines import EngineError
+from kokoro_server.errors import from_engine_error, internal_error
+from kokoro_server.scheduler import Scheduler
+from kokoro_server.speech import SpeechEngine
+from kokoro_server.synthesis import Synthesis
+from relay_core import limits
+from relay_core.agent_events import serialize_event
+from relay_core.audio import b64encode, chunk_pcm
+from relay_core.errors import LimitExceededError
+from relay_core.http_events import (
+    HEADER_AUDIO_DURATION,
+    HEADER_CHARACTERS,
+    HEADER_INFERENCE_TIME_MS,
+    HEADER_RTF,
+    SSE_CHUNK_BYTES,
+    SSE_MEDIA_TYPE,
+    AudioFormat,
+    SseAudioChunk,
+    SseAudioStreamEnd,
+    SseAudioStreamStart,
+    SseError,
+)
+from relay_core.sse import encode_sse
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechJob:
+    """What to say and how to answer."""
+
+    text: str
+    voice: str | None
+    speed: float
+    format: AudioFormat
+    stream: bool
+    sse: bool
+    request_id: str
+
+
+async def read_body(request: Request, *, max_bytes: int) -> bytes:
+    """The request body, refusing (``LimitExceededError``) more than ``max_bytes`` without reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise LimitExceededError(f"the request body is {declared} bytes; the limit is {max_bytes}: send less text")
+    body = bytearray()
+    async for chunk in request.stream():
+        body.extend(chunk)
+        if len(body) > max_bytes:
+            raise LimitExceededError(f"the request body is over {max_bytes} bytes: send less text")
+    return bytes(body)
+
+
+def wants_sse(request: Request) -> bool:
+    return SSE_MEDIA_TYPE in request.headers.get("accept", "").lower()
+
+
+async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: SpeechJob) -> Response:
+    """Plan ``job`` and answer it in the way it asks for."""
+    session = scheduler.open_session(label=job.request_id)
+    synthesis = Synthesis(
+        engine, scheduler, session, text=job.text, voice=job.voice or engine.default_voice, speed=job.speed
+    )
+    try:
+        await synthesis.plan()
+        if job.sse:
+            return StreamingResponse(_sse_body(synthesis, job), media_type=SSE_MEDIA_TYPE, headers=_no_cache())
+        if job.stream:
+            headers = {HEADER_CHARACTERS: str(len(job.text)), **_no_cache()}
+            return StreamingResponse(
+                _audio_body(synthesis, job.format), media_type=job.format.media_type, headers=headers
+            )
+        return await _whole(synthesis, job)
+    except EngineError as exc:
+        scheduler.cancel_session(session)
+        return from_engine_error(exc).response()
+    except Exception as exc:
+        logger.exception("request %s failed", job.request_id)
+        scheduler.cancel_session(session)
+        return internal_error(exc).response()
+    except BaseException:
+        scheduler.cancel_session(session)
+        raise
+
+
+async def _encode(encoder: AudioEncoder, fmt: AudioFormat, pcm: bytes) -> bytes:
+    return encoder.encode(pcm) if is_cheap(fmt) else await asyncio.to_thread(encoder.encode, pcm)
+
+
+async def _finish(encoder: AudioEncoder, fmt: AudioFormat) -> bytes:
+    return encoder.finish() if is_cheap(fmt) else await asyncio.to_thread(encoder.finish)
+
+
+async def _encoded(synthesis: Synthesis, fmt: AudioFormat) -> AsyncIterator[bytes]:
+    """The encoded stream, piece by piece as segments are rendered."""
+    encoder = streaming_encoder(fmt, sample_rate=synthesis.engine.sample_rate)
+    head = encoder.begin()
+    if head:
+        yield head
+    async for pcm in synthesis.pcm_segments():
+        data = await _encode(encoder, fmt, pcm)
+        if data:
+            yield data
+    tail = await _finish(encoder, fmt)
+    if tail:
+        yield tail
+
+
+async def _audio_body(synthesis: Synthesis, fmt: AudioFormat) -> AsyncIterator[bytes]:
+    try:
+        async for data in _encoded(synthesis, fmt):
+            yield data
+    except EngineError as exc:
+        logger.warning("aborting a streamed answer after %d segments: %s", synthesis.segments_done, exc)
+        raise
+    finally:
+        synthesis.scheduler.cancel_session(synthesis.session)
+
+
+def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseError) -> bytes:
+    return encode_sse(serialize_event(event), event=event.type)
+
+
+async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+    rid = job.request_id
+    label = limits.PCM_FORMAT if job.format is AudioFormat.PCM else job.format.value
+    yield _event(
+        SseAudioStreamStart(
+            request_id=rid, voice=synthesis.voice, format=label, sample_rate=synthesis.engine.sample_rate
+        )
+    )
+    seq = 0
+    try:
+        async for data in _encoded(synthesis, job.format):
+            pieces = (
+                chunk_pcm(data, SSE_CHUNK_BYTES)
+                if job.format is AudioFormat.PCM
+                else (data[i : i + SSE_CHUNK_BYTES] for i in range(0, len(data), SSE_CHUNK_BYTES))
+            )
+            for piece in pieces:
+                yield _event(SseAudioChunk(request_id=rid, seq=seq, data=b64encode(piece)))
+                seq += 1
+    except EngineError as exc:
+        wire = from_engine_error(exc)
+        yield _event(SseError(request_id=rid, code=wire.code, message=wire.message))
+        return
+    except Exception as exc:
+        logger.exception("SSE answer %s failed", rid)
+        wire = internal_error(exc)
+        yield _event(SseError(request_id=rid, code=wire.code, message=wire.message))
+        return
+    finally:
+        synthesis.scheduler.cancel_session(synthesis.session)
+    yield _event(SseAudioStreamEnd(request_id=rid, total_chunks=seq, duration_s=round(synthesis.duration_s, 4)))
+
+
+async def _whole(synthesis: Synthesis, job: SpeechJob) -> Response:
+    pcm = b"".join([piece async for piece in synthesis.pcm_segments()])
+    elapsed = synthesis.elapsed_s
+    if is_cheap(job.format):
+        body = encode_whole(job.format, pcm, sample_rate=synthesis.engine.sample_rate)
+    else:
+        body = await asyncio.to_thread(encode_whole, job.format, pcm, sample_rate=synthesis.engine.sample_rate)
+    duration = synthesis.duration_s
+    headers = {
+        HEADER_AUDIO_DURATION: f"{duration:.3f}",
+        HEADER_INFERENCE_TIME_MS: f"{elapsed * 1000:.1f}",
+        HEADER_RTF: f"{elapsed / duration:.4f}" if duration > 0 else "0",
+        HEADER_CHARACTERS: str(len(job.text)),
+    }
+    return Response(body, media_type=job.format.media_type, headers=headers)
+
+
+def _no_cache() -> dict[str, str]:
+    return {"Cache-Control": "no-cache"}

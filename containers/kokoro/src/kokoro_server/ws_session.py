@@ -1,0 +1,166 @@
+"""``WS /invocations-bidirectional-stream``: the TTS session of ARCHITECTURE §1 over a real socket.
+
+This module is only I/O around :class:`relay_core.tts_session.TtsServerSession`: every received frame (text or
+binary; SageMaker sends binary) goes into the session, and whatever the session wants sent goes out, in order,
+through one lock. A synthesis task takes the session's requests one at a time and renders them segment by
+segment through the shared scheduler, sending each segment's PCM as soon as it exists.
+
+Guarantees: a cancel stops the running request at the next segment boundary (the segment in progress is
+discarded); an engine failure ends that request with ``error`` and the session goes on; after ``close`` the queue
+is finished and the socket closed with 1000; when the client goes away, the session's queued job is dropped at once
+and nothing more of it is rendered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import aclosing
+
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
+from kokoro_server.errors import from_engine_error, internal_error
+from kokoro_server.scheduler import Scheduler, SchedulerSession
+from kokoro_server.speech import SpeechEngine
+from kokoro_server.state import NotReadyError, server_state
+from kokoro_server.synthesis import Synthesis
+from relay_core.errors import InvalidFieldError, ProtocolError
+from relay_core.tts_messages import Synthesize, TtsErrorCode
+from relay_core.tts_session import TtsServerSession
+
+logger = logging.getLogger(__name__)
+
+PATH = "/invocations-bidirectional-stream"
+TRY_AGAIN_LATER = 1013
+"""WebSocket close code for "the model is not loaded yet"."""
+
+
+class VoiceCheck:
+    """The session's ``check_voice`` hook: engine voice errors as protocol errors, so they answer ``error``."""
+
+    def __init__(self, engine: SpeechEngine) -> None:
+        self._engine = engine
+
+    def __call__(self, spec: str) -> None:
+        try:
+            self._engine.check_voice(spec)
+        except UnknownVoiceError as exc:
+            raise ProtocolError(str(exc), code=TtsErrorCode.UNKNOWN_VOICE.value) from exc
+        except InvalidRequestError as exc:
+            raise InvalidFieldError(str(exc)) from exc
+
+
+class TtsConnection:
+    """One accepted WebSocket and its session."""
+
+    def __init__(self, websocket: WebSocket, engine: SpeechEngine, scheduler: Scheduler) -> None:
+        self.websocket = websocket
+        self.engine = engine
+        self.scheduler = scheduler
+        self.session = TtsServerSession(default_voice=engine.default_voice, check_voice=VoiceCheck(engine))
+        self.jobs: SchedulerSession = scheduler.open_session(label=f"ws-{id(self):x}")
+        self._send_lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._closed = False
+
+    async def run(self) -> None:
+        """Serve until the client disconnects or the session closes."""
+        worker = asyncio.create_task(self._synthesis_loop(), name="tts-synthesis")
+        try:
+            await self._receive_loop()
+        finally:
+            self.scheduler.cancel_session(self.jobs)
+            worker.cancel()
+            for outcome in await asyncio.gather(worker, return_exceptions=True):
+                if isinstance(outcome, Exception) and not isinstance(outcome, WebSocketDisconnect):
+                    logger.error("the synthesis task of a session failed: %r", outcome)
+
+    async def _receive_loop(self) -> None:
+        while True:
+            message = await self.websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("bytes")
+            if data is None:
+                data = message.get("text")
+            if data is None:
+                continue
+            if self._closed:
+                continue
+            self.session.receive_frame(data)
+            self._wake.set()
+            await self._flush()
+
+    async def _synthesis_loop(self) -> None:
+        while True:
+            request = self.session.next_request()
+            if request is None:
+                await self._wake.wait()
+                self._wake.clear()
+                continue
+            await self._flush()
+            await self._speak(request)
+            await self._flush()
+
+    async def _speak(self, request: Synthesize) -> None:
+        rid = request.request_id
+        assert rid is not None
+        assert request.voice is not None
+        synthesis = Synthesis(
+            self.engine, self.scheduler, self.jobs, text=request.text, voice=request.voice, speed=request.speed
+        )
+        try:
+            async with aclosing(synthesis.pcm_segments()) as segments:
+                async for pcm in segments:
+                    if self.session.is_cancelled(rid):
+                        break
+                    self.session.send_audio(rid, pcm)
+                    await self._flush()
+                    if self.session.is_cancelled(rid):
+                        break
+        except EngineError as exc:
+            wire = from_engine_error(exc)
+            self.session.fail_request(rid, code=wire.code, message=wire.message)
+            return
+        except WebSocketDisconnect:
+            raise
+        except Exception as exc:
+            logger.exception("request %s failed", rid)
+            wire = internal_error(exc)
+            self.session.fail_request(rid, code=wire.code, message=wire.message)
+            return
+        self.session.finish_request(rid, elapsed_s=synthesis.elapsed_s, first_audio_s=synthesis.first_audio_s)
+
+    async def _flush(self) -> None:
+        """Send what the session has to send, in order; close with 1000 once the session says so."""
+        async with self._send_lock:
+            if self._closed:
+                return
+            for frame in self.session.data_to_send():
+                if isinstance(frame, bytes):
+                    await self.websocket.send_bytes(frame)
+                else:
+                    await self.websocket.send_text(frame)
+            if self.session.should_close:
+                self._closed = True
+                await self.websocket.close(self.session.close_code)
+
+
+async def tts_session(websocket: WebSocket) -> None:
+    """Accept the socket and serve one TTS session on it."""
+    state = server_state(websocket)
+    await websocket.accept()
+    try:
+        engine, scheduler = state.require()
+    except NotReadyError as exc:
+        await websocket.close(TRY_AGAIN_LATER, reason=exc.wire.message[:120])
+        return
+    try:
+        await TtsConnection(websocket, engine, scheduler).run()
+    except WebSocketDisconnect:
+        logger.debug("client disconnected")
+
+
+routes = [WebSocketRoute(PATH, tts_session)]

@@ -1,0 +1,281 @@
+"""The TTS session over a real WebSocket (ARCHITECTURE §1), with the real int8 model on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosedOK
+
+from relay_core import limits
+from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
+from relay_core.tts_messages import (
+    SynthesisCancelled,
+    SynthesisComplete,
+    Synthesize,
+    TtsError,
+    TtsErrorCode,
+)
+
+pytestmark = pytest.mark.slow
+
+THREE_SENTENCES = "One. Two. Three."
+
+
+@dataclass
+class Peer:
+    """A test client: the real websockets client driven through relay_core's client session."""
+
+    ws: ClientConnection
+    client: TtsClientSession = field(default_factory=TtsClientSession)
+    events: list[tuple[float, Any]] = field(default_factory=list)
+    raw_control: list[dict[str, Any]] = field(default_factory=list)
+    started: float = field(default_factory=time.perf_counter)
+
+    async def synthesize(self, text: str, request_id: str, *, binary: bool = True, **fields: Any) -> None:
+        frame = self.client.synthesize(Synthesize(text=text, request_id=request_id, **fields))
+        await self.ws.send(frame.encode() if binary else frame)
+
+    async def send(self, frame: str | bytes) -> None:
+        await self.ws.send(frame)
+
+    async def pump_until(self, done: Callable[[], bool], within_s: float = 120.0) -> None:
+        async with asyncio.timeout(within_s):
+            while not done():
+                frame = await self.ws.recv()
+                now = time.perf_counter() - self.started
+                if isinstance(frame, str):
+                    self.raw_control.append(json.loads(frame))
+                for event in self.client.receive_frame(frame):
+                    self.events.append((now, event))
+
+    def ended(self, request_id: str) -> RequestEnded | None:
+        for _, event in self.events:
+            if isinstance(event, RequestEnded) and event.request_id == request_id:
+                return event
+        return None
+
+    def all_ended(self, *request_ids: str) -> Callable[[], bool]:
+        return lambda: all(self.ended(rid) is not None for rid in request_ids)
+
+    def pcm(self, request_id: str) -> bytes:
+        return b"".join(e.pcm for _, e in self.events if isinstance(e, AudioReceived) and e.request_id == request_id)
+
+    def audio_times(self, request_id: str) -> list[float]:
+        return [t for t, e in self.events if isinstance(e, AudioReceived) and e.request_id == request_id]
+
+    def session_errors(self) -> list[TtsError]:
+        return [e.error for _, e in self.events if isinstance(e, SessionError)]
+
+    def order(self) -> list[tuple[str, str]]:
+        """(kind, request id) of every event, in arrival order."""
+        out: list[tuple[str, str]] = []
+        for _, event in self.events:
+            if isinstance(event, RequestStarted):
+                out.append(("start", event.message.request_id))
+            elif isinstance(event, AudioReceived):
+                out.append(("audio", event.request_id))
+            elif isinstance(event, RequestEnded):
+                out.append((event.outcome.type, event.request_id))
+        return out
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_text_and_binary_frames_untyped_message_sequential_with_ids(tts_server: Any) -> None:
+    async def scenario() -> Peer:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            peer = Peer(ws)
+            await peer.synthesize("Hello there.", "a", binary=False)
+            # the reference sample's shape: no type, binary frame
+            await peer.send(json.dumps({"text": "Good morning.", "voice": "jf_alpha", "speed": 1.0}).encode())
+            await peer.synthesize("See you.", "c", binary=True)
+            await peer.pump_until(lambda: peer.ended("a") is not None and peer.ended("c") is not None)
+            return peer
+
+    peer = run(scenario())
+    order = peer.order()
+    starts = [rid for kind, rid in order if kind == "start"]
+    assert starts[0] == "a"
+    assert starts[2] == "c"
+    assigned = starts[1]
+    assert assigned.startswith("req-")
+    # sequential: each request's frames sit between its start and its end, requests in arrival order
+    for rid in ("a", assigned, "c"):
+        kinds = [kind for kind, r in order if r == rid]
+        assert kinds[0] == "start"
+        assert kinds[-1] == "synthesis_complete"
+        assert set(kinds[1:-1]) == {"audio"}
+        first, last = order.index(("start", rid)), order.index(("synthesis_complete", rid))
+        assert all(r == rid for _, r in order[first : last + 1])
+        assert len(peer.pcm(rid)) > limits.SAMPLE_RATE  # at least half a second of speech
+    # every control message carries the request id
+    assert all(isinstance(m.get("request_id"), str) and m["request_id"] for m in peer.raw_control)
+    complete = peer.ended("a")
+    assert complete is not None
+    assert isinstance(complete.outcome, SynthesisComplete)
+    assert complete.outcome.audio_bytes == len(peer.pcm("a"))
+    assert complete.outcome.total_duration_s == pytest.approx(len(peer.pcm("a")) / 48_000, abs=1e-3)
+
+
+def test_pcm_is_streamed_segment_by_segment(tts_server: Any) -> None:
+    async def scenario() -> tuple[Peer, float]:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            peer = Peer(ws)
+            sent = time.perf_counter() - peer.started
+            await peer.synthesize(THREE_SENTENCES, "multi")
+            await peer.pump_until(peer.all_ended("multi"))
+            return peer, sent
+
+    peer, sent = run(scenario())
+    ended = peer.ended("multi")
+    assert ended is not None
+    outcome = ended.outcome
+    assert isinstance(outcome, SynthesisComplete)
+    assert outcome.segments == 3
+    times = peer.audio_times("multi")
+    assert len(times) == 3  # one binary frame per segment, all before synthesis_complete
+    assert peer.order()[-1] == ("synthesis_complete", "multi")
+    end_time = next(t for t, e in peer.events if e is ended)
+    # the first segment arrives long before the whole text is done (about a third of the way)
+    assert times[0] - sent < 0.8 * (end_time - sent)
+    assert outcome.first_audio_s is not None
+    assert outcome.first_audio_s < 0.8 * outcome.elapsed_s
+
+
+def test_cancel_queued_and_running_requests(tts_server: Any) -> None:
+    async def scenario() -> Peer:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            peer = Peer(ws)
+            await peer.synthesize(THREE_SENTENCES, "running")
+            await peer.synthesize("Hello there.", "kept")
+            await peer.synthesize("Never spoken.", "queued")
+            await peer.pump_until(lambda: bool(peer.audio_times("running")))
+            await peer.send(peer.client.cancel("queued"))
+            await peer.send(peer.client.cancel("running"))
+            await peer.pump_until(peer.all_ended("running", "kept", "queued"))
+            # cancel without an id drops everything queued and running
+            await peer.synthesize(THREE_SENTENCES, "all-1")
+            await peer.synthesize("Also dropped.", "all-2")
+            await peer.send(peer.client.cancel())
+            await peer.pump_until(peer.all_ended("all-1", "all-2"))
+            return peer
+
+    peer = run(scenario())
+    running, queued, kept = peer.ended("running"), peer.ended("queued"), peer.ended("kept")
+    assert running is not None
+    assert queued is not None
+    assert kept is not None
+    assert isinstance(running.outcome, SynthesisCancelled)
+    assert running.outcome.audio_bytes == len(peer.pcm("running"))
+    assert len(peer.audio_times("running")) < 3  # stopped at a segment boundary
+    assert isinstance(queued.outcome, SynthesisCancelled)
+    assert ("start", "queued") not in peer.order()
+    assert isinstance(kept.outcome, SynthesisComplete)
+    for rid in ("all-1", "all-2"):
+        ended = peer.ended(rid)
+        assert ended is not None
+        assert isinstance(ended.outcome, SynthesisCancelled)
+    assert peer.session_errors() == []
+
+
+def test_close_finishes_the_queue_then_closes_with_1000(tts_server: Any) -> None:
+    async def scenario() -> tuple[Peer, int | None]:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            peer = Peer(ws)
+            await peer.synthesize("Hello there.", "first")
+            await peer.synthesize("Goodbye.", "second")
+            await peer.send(peer.client.close())
+            await peer.synthesize("Too late.", "late")
+            with pytest.raises(ConnectionClosedOK) as closed:
+                await peer.pump_until(lambda: False)
+            return peer, closed.value.rcvd.code if closed.value.rcvd else None
+
+    peer, code = run(scenario())
+    assert code == 1000
+    for rid in ("first", "second"):
+        ended = peer.ended(rid)
+        assert ended is not None
+        assert isinstance(ended.outcome, SynthesisComplete)
+        assert peer.pcm(rid)
+    late = peer.ended("late")
+    assert late is not None
+    assert isinstance(late.outcome, TtsError)
+    assert late.outcome.code == TtsErrorCode.SESSION_CLOSING
+
+
+def test_close_on_an_idle_session_closes_at_once(tts_server: Any) -> None:
+    async def scenario() -> int | None:
+        async with connect(tts_server.ws_url) as ws:
+            await ws.send(b'{"type": "close"}')
+            with pytest.raises(ConnectionClosedOK) as closed:
+                await ws.recv()
+            return closed.value.rcvd.code if closed.value.rcvd else None
+
+    assert run(scenario()) == 1000
+
+
+def test_bad_input_answers_error_and_the_session_goes_on(tts_server: Any) -> None:
+    bad_frames: list[tuple[str | bytes, str, str | None]] = [
+        (b"{not json", TtsErrorCode.INVALID_JSON, None),
+        (b"\xff\xfe", TtsErrorCode.INVALID_JSON, None),
+        ('{"type": "dance", "request_id": "t1"}', TtsErrorCode.UNKNOWN_TYPE, "t1"),
+        (json.dumps({"text": "x" * (limits.MAX_MESSAGE_BYTES + 10)}).encode(), TtsErrorCode.LIMIT_EXCEEDED, None),
+        (
+            json.dumps({"text": "y" * (limits.MAX_TEXT_CHARS + 1), "request_id": "t2"}),
+            TtsErrorCode.LIMIT_EXCEEDED,
+            "t2",
+        ),
+        (json.dumps({"text": "Hi.", "speed": 3.0, "request_id": "t3"}), TtsErrorCode.INVALID_FIELD, "t3"),
+        (json.dumps({"text": "Hi.", "voice": "zz_nobody", "request_id": "t4"}), TtsErrorCode.UNKNOWN_VOICE, "t4"),
+        (
+            json.dumps({"text": "Hi.", "request_id": "r" * (limits.MAX_REQUEST_ID_CHARS + 1)}),
+            TtsErrorCode.LIMIT_EXCEEDED,
+            "r" * (limits.MAX_REQUEST_ID_CHARS + 1),
+        ),
+        (json.dumps({"text": "   ", "request_id": "t5"}), TtsErrorCode.INVALID_FIELD, "t5"),
+        (json.dumps({"type": "cancel", "request_id": "ghost"}), TtsErrorCode.UNKNOWN_REQUEST, "ghost"),
+    ]
+
+    async def scenario() -> list[dict[str, Any]]:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            replies: list[dict[str, Any]] = []
+            for frame, _, _ in bad_frames:
+                await ws.send(frame)
+                reply = await asyncio.wait_for(ws.recv(), 30)
+                assert isinstance(reply, str)
+                replies.append(json.loads(reply))
+            peer = Peer(ws)
+            await peer.synthesize("Still here.", "ok")
+            await peer.pump_until(peer.all_ended("ok"))
+            ended = peer.ended("ok")
+            assert ended is not None
+            assert isinstance(ended.outcome, SynthesisComplete)
+            assert peer.pcm("ok")
+            return replies
+
+    replies = run(scenario())
+    for (_, code, rid), reply in zip(bad_frames, replies, strict=True):
+        assert reply["type"] == "error"
+        assert reply["message"]
+        assert reply["code"] == code, reply
+        assert reply.get("request_id") == rid
+    voice_error = replies[6]["message"]
+    assert "jf_alpha" in voice_error  # names the voices there are
+
+
+def test_websocket_ping_is_answered(tts_server: Any) -> None:
+    async def scenario() -> float:
+        async with connect(tts_server.ws_url) as ws:
+            pong = await ws.ping()
+            return await asyncio.wait_for(pong, 10)
+
+    assert run(scenario()) >= 0.0
