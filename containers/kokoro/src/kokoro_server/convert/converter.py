@@ -177,7 +177,11 @@ def convert_onnx_to_kmodel(onnx_path: Path) -> ConversionResult:
     Raises ConversionError (naming the node) when the graph does not have the expected
     structure, CoverageError when the result does not cover KModel exactly.
     """
-    graph = OnnxGraph.load(onnx_path)
+    return convert_graph(OnnxGraph.load(onnx_path))
+
+
+def convert_graph(graph: OnnxGraph) -> ConversionResult:
+    """``convert_onnx_to_kmodel`` on an already loaded graph (same guarantees and errors)."""
     config = derive_config(graph, shipped_vocab())
     skeleton = build_skeleton(config)
     keys = set(skeleton.state_dict().keys())

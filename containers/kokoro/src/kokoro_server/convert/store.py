@@ -87,3 +87,9 @@ def ensure_converted_weights(cache_dir: Path | None = None) -> Path:
         return target
     result = convert_onnx_to_kmodel(assemble_int8_model(cache_dir))
     return write_weights_dir(result, default_voices_path(), target)
+
+
+def default_torch_weights_dir(weights_dir: Path | None, cache_dir: Path | None = None) -> Path:
+    """The weights directory the torch engine should load: ``weights_dir`` when given (official
+    weights), else the converted cache (built on first use)."""
+    return weights_dir if weights_dir is not None else ensure_converted_weights(cache_dir)
