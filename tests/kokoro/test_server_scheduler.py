@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
-from concurrent.futures import wait
 
 import pytest
 
@@ -130,10 +129,11 @@ def test_shutdown_cancels_queued_jobs_and_refuses_new_ones() -> None:
     scheduler = Scheduler(workers=1, name="down")
     _, release = block_worker(scheduler)
     queued = scheduler.submit(scheduler.open_session("q"), 0, lambda: None)
+    settled = threading.Event()
+    queued.add_done_callback(lambda _f: settled.set())
     stopper = threading.Thread(target=scheduler.shutdown)
     stopper.start()
-    done, _ = wait([queued], timeout=30)  # shutdown cancels the queued job before it waits for the running one
-    assert queued in done
+    assert settled.wait(30)  # shutdown cancels the queued job before it waits for the running one
     release.set()
     stopper.join(30)
     assert queued.cancelled()
