@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -31,6 +35,85 @@ def onnx_engine() -> Engine:
 
 # --------------------------------------------- end Kokoro engines ----------------------------------------
 
+
+# ---------------------------------------------------------------------------------------------------------
+# Kokoro server (owner: kokoro server; tts_server is used by the kokoro server tests and the voice agent tests)
+# ---------------------------------------------------------------------------------------------------------
+
+
+class RunningServer:
+    """A uvicorn server running an ASGI app on 127.0.0.1 in a background thread (its own event loop)."""
+
+    def __init__(self, app: Any, port: int) -> None:
+        self.app = app
+        self.port = port
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        """The TTS session endpoint, ``ws://127.0.0.1:<port>/invocations-bidirectional-stream``."""
+        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+
+
+@contextmanager
+def serve_app(app: Any, *, startup_timeout_s: float = 60.0) -> Iterator[RunningServer]:
+    """Run ``app`` under uvicorn on a free loopback port until the block ends (lifespan on, then shut down)."""
+    import uvicorn  # noqa: PLC0415 - keep other parts' imports light
+
+    ready = threading.Event()
+
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets=sockets)
+            finally:
+                ready.set()
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = _Server(uvicorn.Config(app, log_level="warning", ws="websockets-sansio", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True)
+    thread.start()
+    try:
+        if not ready.wait(startup_timeout_s) or not server.started:
+            raise RuntimeError(f"uvicorn did not start on port {port} within {startup_timeout_s} s")
+        yield RunningServer(app, port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+@contextmanager
+def serve_engine(engine: Any, **config: Any) -> Iterator[RunningServer]:
+    """The kokoro_server app with ``engine`` injected (any engine: onnx, torch, or a test wrapper), served on
+    loopback. ``config`` are :class:`kokoro_server.config.ServerConfig` fields (e.g. ``workers=2``)."""
+    from kokoro_server.app import create_app  # noqa: PLC0415
+    from kokoro_server.config import ServerConfig  # noqa: PLC0415
+
+    with serve_app(create_app(ServerConfig(**config), engine=engine)) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def serve_tts() -> Callable[..., AbstractContextManager[RunningServer]]:
+    """``with serve_tts(engine, workers=2) as server:`` runs the TTS app with any engine on loopback."""
+    return serve_engine
+
+
+@pytest.fixture(scope="session")
+def tts_server(onnx_engine: Engine) -> Iterator[RunningServer]:
+    """The TTS container app with the real int8 engine on ``127.0.0.1:<free port>``: ``.http_url``, ``.ws_url``."""
+    with serve_engine(onnx_engine) as running:
+        yield running
+
+
+# --------------------------------------------- end Kokoro server -----------------------------------------
 
 
 # ---------------------------------------------------------------------------------------------------------
