@@ -1,0 +1,97 @@
+"""End-to-end time to first audio through agent + container: bidi vs batch (the reference's 0.42x / 0.29x).
+
+A client sends a prompt to the real agent app (AgentCore app, Strands agent, offline ``speak`` model emitting a
+~267-character, four-sentence reply at a realistic 40 tokens/s) which talks to the real TTS container app
+(int8 Kokoro-82M on CPU) over its WebSocket, all on loopback. Time to first audio = from the client's request
+to the first ``audio_chunk`` event it receives. Modes, interleaved run by run so machine noise hits them
+alike:
+
+- batch: the agent waits for the whole reply, then one synthesize request (the baseline);
+- bidi: each sentence goes into the one TTS session the moment it is complete;
+- bidi + first fragment (the agent's default): the first piece may end at a clause mark after N words.
+
+Prints per-mode medians and the ratio bidi/batch (target with the first-fragment policy: <= 0.30).
+Usage: ``uv run python bench/bench_agent_ttfa.py [--runs 5] [--rate 40] [--fragment-words 4]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import statistics
+
+import httpx
+
+from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
+from relay_core.segmenter import SentenceSegmenter
+from relay_local.agent_client import collect_turn
+from relay_local.servers import BackgroundServer
+from relay_local.stack import VoiceStack
+from voice_agent.app import create_app
+from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.models.speak import tokenize
+
+REPLY = (
+    "Sure, here is how the relay works when an agent answers you out loud. "
+    "Each sentence goes to the speech model the moment the agent has written it. "
+    "Audio streams back to your browser in small, steady chunks. "
+    "You will hear the first words long before the reply is finished."
+)
+"""The speak model's reply (it echoes the prompt): ~267 characters, four sentences, opening like an LLM reply."""
+
+
+async def one_turn(client: httpx.AsyncClient, agent_url: str, mode: TurnMode) -> tuple[float, float]:
+    result = await collect_turn(client, agent_url, AgentPayload(prompt=REPLY, mode=mode))
+    terminal = result.terminal
+    if not isinstance(terminal, AgentEnd) or result.time_to_first_audio_s is None:
+        raise RuntimeError(f"the turn failed: {terminal}")
+    return result.time_to_first_audio_s, result.elapsed_s
+
+
+async def measure(urls: dict[str, tuple[str, TurnMode]], runs: int) -> dict[str, list[tuple[float, float]]]:
+    results: dict[str, list[tuple[float, float]]] = {name: [] for name in urls}
+    async with httpx.AsyncClient() as client:
+        for url, mode in urls.values():  # warm up every path (first inference, connections)
+            await one_turn(client, url, mode)
+        for _ in range(runs):
+            for name, (url, mode) in urls.items():
+                results[name].append(await one_turn(client, url, mode))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--rate", type=float, default=40.0, help="speak model tokens per second")
+    parser.add_argument("--fragment-words", type=int, default=AgentConfig().first_fragment_words or 4)
+    args = parser.parse_args()
+
+    base = AgentConfig(model=ModelKind.SPEAK, speak_tokens_per_s=args.rate)
+    pieces_on = SentenceSegmenter(first_fragment_words=args.fragment_words)
+    pieces_off = SentenceSegmenter()
+    print(f"reply: {len(REPLY)} characters, {len(tokenize(REPLY))} tokens at {args.rate:g} tokens/s")
+    print(f"pieces with first fragment ({args.fragment_words} words): {pieces_on.feed(REPLY) + pieces_on.flush()}")
+    print(f"pieces without: {len(pieces_off.feed(REPLY) + pieces_off.flush())} sentences")
+    with VoiceStack(agent_config=base) as stack:
+        off_config = dataclasses.replace(base, tts_url=stack.tts_url, first_fragment_words=None)
+        with BackgroundServer(create_app(off_config), name="agent-no-fragment") as agent_off:
+            urls = {
+                "batch": (stack.agent_url, TurnMode.BATCH),
+                "bidi (first fragment off)": (agent_off.http_url, TurnMode.BIDI),
+                f"bidi (first fragment {args.fragment_words} words, default)": (stack.agent_url, TurnMode.BIDI),
+            }
+            results = asyncio.run(measure(urls, args.runs))
+
+    medians = {name: statistics.median(t for t, _ in runs) for name, runs in results.items()}
+    batch = medians["batch"]
+    print(f"\n{'mode':<44} {'median TTFA':>12} {'median turn':>12} {'ratio':>7}   runs (TTFA s)")
+    for name, runs in results.items():
+        turn = statistics.median(e for _, e in runs)
+        values = " ".join(f"{t:.3f}" for t, _ in runs)
+        print(f"{name:<44} {medians[name]:>10.3f} s {turn:>10.3f} s {medians[name] / batch:>7.2f}   {values}")
+    print("\nratio = median time to first audio / batch's (reference: 0.42 locally, 0.29 deployed; target <= 0.30)")
+
+
+if __name__ == "__main__":
+    main()
