@@ -57,6 +57,7 @@ from relay_core.segmenter import SentenceSegmenter, split_sentences, split_to_fi
         ("Wait...\nwhat", ["Wait...", "what"]),
         ("Steps:\n1. Buy milk\n2. Drink it.", ["Steps:", "1. Buy milk", "2. Drink it."]),
         ("Items:\n- one\n* two\n• three", ["Items:", "- one", "* two", "• three"]),
+        ("Total\n1234. Done", ["Total\n1234.", "Done"]),
         ("Para one\r\n\r\nPara two", ["Para one", "Para two"]),
         ("Line one\u2029Line two", ["Line one", "Line two"]),
         (

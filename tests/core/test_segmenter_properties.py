@@ -131,9 +131,10 @@ def test_pending_holds_exactly_what_was_not_emitted(case: tuple[str, list[int], 
         emitted.extend(segmenter.feed(text[previous:cut]))
         previous = cut
         assert "".join(map(squash, emitted)) + squash(segmenter.pending) == squash(text[:cut])
-        # only the undecided end stays buffered: at most max_chars, plus trailing whitespace and markup
+        # only the undecided end stays buffered: at most max_chars, plus the few characters that decide
+        # it (whitespace, markdown emphasis, a list marker such as "\n123. " or "\n###### ")
         undecided = segmenter.pending.rstrip().rstrip("*_`~").rstrip()
-        assert len(undecided) <= max_chars
+        assert len(undecided) <= max_chars + 8
 
 
 PLAIN_WORDS = ["hello", "World", "agent", "speaks", "Kokoro", "voice", "3.14", "example.com"]

@@ -65,212 +65,18 @@ ends at sentence boundaries. :meth:`~SentenceSegmenter.flush` resets the stream,
 again to the next one.
 """
 
-from __future__ import annotations
-
-import re
-from collections.abc import Callable
-from enum import Enum
+from relay_core.text.boundaries import (
+    TERMINATORS,
+    Verdict,
+    decide_clause,
+    decide_cluster,
+    decide_whitespace,
+    force_cut,
+    is_clause_mark,
+)
+from relay_core.text.fit import split_to_fit
 
 __all__ = ["SentenceSegmenter", "split_sentences", "split_to_fit"]
-
-_CJK_TERMINATORS = frozenset("。！？｡")
-_STRONG_TERMINATORS = frozenset("!?！？‼⁇⁈⁉؟۔।॥։።")
-_TERMINATORS = frozenset(".…") | _CJK_TERMINATORS | _STRONG_TERMINATORS
-_CLOSERS = frozenset("\"'”’»›)]}」』）】〕〉》")
-_MARKUP = frozenset("*_`~")  # markdown emphasis around a sentence: transparent
-_OPENERS = frozenset("\"'“‘«‹([{「『（【〔〈《¿¡")
-_CLAUSE_MARKS = frozenset(",;:")
-_CJK_CLAUSE_MARKS = frozenset("、，；：")
-_EM_DASHES = frozenset("—―")
-_SPACED_DASHES = frozenset("-–")
-_DASHES = _EM_DASHES | _SPACED_DASHES
-_BULLETS = frozenset("-*•·–—>#")
-_NEWLINES = {"\n": 1, "\u2028": 1, "\u2029": 2}  # "\r\n" counts once, through its "\n"
-
-# Abbreviations are matched lower-cased, without their final dot.
-_NEVER_END = frozenset(
-    {
-        "mr", "mrs", "ms", "mx", "dr", "prof", "rev", "hon", "gen", "col", "capt", "lt", "sgt", "cpt",
-        "st", "mt", "ft", "vs", "e.g", "i.e", "cf", "viz", "messrs",
-    }
-)  # fmt: skip
-_MAYBE_END = frozenset(
-    {
-        "etc", "inc", "ltd", "co", "corp", "llc", "plc", "jr", "sr", "bros", "esq", "ph.d", "no", "nos",
-        "fig", "figs", "approx", "dept", "est", "vol", "pp", "ca", "al", "jan", "feb", "apr", "jun",
-        "jul", "aug", "sep", "sept", "oct", "nov", "dec",
-    }
-)  # fmt: skip
-_DOTTED_ACRONYM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
-
-
-class _Verdict(Enum):
-    """Whether a candidate position ends a piece, given the text seen so far."""
-
-    YES = "yes"
-    NO = "no"
-    WAIT = "wait"  # the deciding characters have not arrived yet
-
-
-class _Word(Enum):
-    """How the word before a single '.' affects the sentence end."""
-
-    PLAIN = "plain"  # ends the sentence on the following whitespace
-    NEVER = "never"  # titles, prefix abbreviations, initials, list markers
-    MAYBE = "maybe"  # suffix abbreviations, acronyms: ends before a capitalised word or a newline
-
-
-def _starts_sentence(ch: str) -> bool:
-    """True when ``ch`` can open a sentence: an upper-case or uncased letter, or an opening quote."""
-    return ch in _OPENERS or (ch.isalpha() and not ch.islower())
-
-
-def _classify_word(buf: str, dot: int) -> _Word:
-    """Classify the word that ends right before the '.' at ``buf[dot]``."""
-    start = dot
-    while start > 0 and (buf[start - 1].isalnum() or buf[start - 1] == "."):
-        start -= 1
-    word = buf[start:dot].strip(".")
-    if not word:
-        return _Word.PLAIN
-    lower = word.lower()
-    if len(word) == 1 and word.isalpha():
-        return _Word.NEVER
-    if word.isdecimal() and not any(c.isalnum() for c in buf[:start]):
-        return _Word.NEVER
-    if lower in _NEVER_END:
-        return _Word.NEVER
-    if lower in _MAYBE_END or _DOTTED_ACRONYM.fullmatch(lower):
-        return _Word.MAYBE
-    return _Word.PLAIN
-
-
-def _cluster(buf: str, i: int) -> tuple[_Verdict, int]:
-    """Decide the terminator cluster starting at ``buf[i]``; return the verdict and the cluster's end."""
-    n = len(buf)
-    j = i
-    while j < n and buf[j] in _TERMINATORS:
-        j += 1
-    marks = buf[i:j]
-    closed = False
-    while j < n and (buf[j] in _CLOSERS or buf[j] in _MARKUP):
-        closed = closed or buf[j] in _CLOSERS
-        j += 1
-    if j == n:
-        return _Verdict.WAIT, j
-    if any(c in _CJK_TERMINATORS for c in marks):
-        return _Verdict.YES, j
-    if not buf[j].isspace():
-        return _Verdict.NO, j
-    if closed:
-        kind = _Word.MAYBE  # a quotation may go on with the sentence: "Why?" she asked.
-    elif any(c in _STRONG_TERMINATORS for c in marks):
-        return _Verdict.YES, j
-    elif len(marks) > 1 or "…" in marks:
-        kind = _Word.MAYBE  # an ellipsis
-    else:
-        kind = _classify_word(buf, i)
-    if kind is _Word.PLAIN:
-        return _Verdict.YES, j
-    if kind is _Word.NEVER:
-        return _Verdict.NO, j
-    k = j
-    while k < n and buf[k].isspace():
-        if buf[k] in _NEWLINES:
-            return _Verdict.YES, j
-        k += 1
-    while k < n and buf[k] in _MARKUP:
-        k += 1
-    if k == n:
-        return _Verdict.WAIT, j
-    return (_Verdict.YES if _starts_sentence(buf[k]) else _Verdict.NO), j
-
-
-def _whitespace(buf: str, i: int) -> tuple[_Verdict, int]:
-    """Decide the whitespace run at ``buf[i]``: a blank line ends a piece; return verdict and run end."""
-    n = len(buf)
-    newlines = 0
-    k = i
-    while k < n and buf[k].isspace():
-        newlines += _NEWLINES.get(buf[k], 0)
-        if newlines >= 2:
-            return _Verdict.YES, k
-        k += 1
-    if k == n:
-        return _Verdict.WAIT, k
-    if newlines == 1:
-        return _list_item(buf, k), k
-    return _Verdict.NO, k
-
-
-def _list_item(buf: str, k: int) -> _Verdict:
-    """YES when a list item or heading marker (``- `` ``• `` ``12. `` ``3) `` ``## `` ``> ``) is at ``buf[k]``."""
-    n = len(buf)
-    m = k
-    if buf[k] in _BULLETS:
-        m = k + 1
-        while buf[k] == "#" and m < n and buf[m] == "#":
-            m += 1
-    else:
-        while m < n and buf[m].isdecimal():
-            m += 1
-        if m == k or (m < n and buf[m] not in ".)"):
-            return _Verdict.NO
-        m += 1
-    if m >= n:
-        return _Verdict.WAIT
-    return _Verdict.YES if buf[m].isspace() else _Verdict.NO
-
-
-def _clause(buf: str, i: int) -> tuple[_Verdict, int]:
-    """Decide whether a clause ends after the mark at ``buf[i]``; return verdict and the clause's end."""
-    n = len(buf)
-    ch = buf[i]
-    if ch in _CJK_CLAUSE_MARKS:
-        return _Verdict.YES, i + 1
-    if ch in _CLAUSE_MARKS:
-        if i + 1 == n:
-            return _Verdict.WAIT, n
-        return (_Verdict.YES if buf[i + 1].isspace() else _Verdict.NO), i + 1
-    if ch in _DASHES:
-        spaced = ch in _SPACED_DASHES
-        if spaced and (i == 0 or not buf[i - 1].isspace()):
-            return _Verdict.NO, i + 1
-        j = i
-        while j < n and buf[j] in _DASHES:
-            j += 1
-        if j == n:
-            return _Verdict.WAIT, j
-        return (_Verdict.YES if not spaced or buf[j].isspace() else _Verdict.NO), j
-    return _Verdict.NO, i + 1
-
-
-def _is_clause_mark(ch: str) -> bool:
-    return ch in _CLAUSE_MARKS or ch in _CJK_CLAUSE_MARKS or ch in _DASHES
-
-
-def _force_cut(buf: str, limit: int) -> int:
-    """Where to cut ``buf`` (longer than ``limit``) so the first piece has at most ``limit`` characters.
-
-    Reads only ``buf[: limit + 1]``, so the answer does not depend on how much text has arrived beyond it.
-    """
-    window = buf[: limit + 1]
-    best = 0
-    i = 0
-    while i < limit:
-        if _is_clause_mark(window[i]):
-            verdict, end = _clause(window, i)
-            if verdict is _Verdict.YES and end <= limit:
-                best = end
-            i = max(end, i + 1)
-        else:
-            i += 1
-    if best:
-        return best
-    for c in range(limit, 0, -1):
-        if window[c].isspace() and not window[c - 1].isspace():
-            return c
-    return limit
 
 
 class SentenceSegmenter:
@@ -337,27 +143,29 @@ class SentenceSegmenter:
         first_alnum = next((k for k, c in enumerate(buf) if c.isalnum()), n)
         i = self._cursor
         while i < n:
+            if i > limit:  # every piece end from here on is too far: cut within the limit now
+                return force_cut(buf, limit)
             ch = buf[i]
-            if ch in _TERMINATORS:
-                verdict, end = _cluster(buf, i)
+            if ch in TERMINATORS:
+                verdict, end = decide_cluster(buf, i)
                 resume = end
             elif ch.isspace():
-                verdict, resume = _whitespace(buf, i)
+                verdict, resume = decide_whitespace(buf, i)
                 end = i
-            elif clauses and _is_clause_mark(ch):
-                verdict, end = _clause(buf, i)
+            elif clauses and is_clause_mark(ch):
+                verdict, end = decide_clause(buf, i)
                 resume = end
-                if verdict is _Verdict.YES and len(buf[:end].split()) < (self._first_fragment_words or 0):
-                    verdict = _Verdict.NO
+                if verdict is Verdict.YES and len(buf[:end].split()) < (self._first_fragment_words or 0):
+                    verdict = Verdict.NO
             else:
                 i += 1
                 continue
-            if verdict is _Verdict.WAIT:
+            if verdict is Verdict.WAIT:
                 self._cursor = i
                 return self._undecided(end, final=final)
-            if verdict is _Verdict.YES:
+            if verdict is Verdict.YES:
                 if end > limit:
-                    return _force_cut(buf, limit)
+                    return force_cut(buf, limit)
                 if first_alnum < end:
                     return end
             i = max(resume, i + 1)
@@ -368,11 +176,11 @@ class SentenceSegmenter:
         """Cut when the next possible piece end is ``end`` and its deciding characters are missing."""
         limit = self._max_chars
         if end > limit:
-            return _force_cut(self._buf, limit)
+            return force_cut(self._buf, limit)
         if not final:
             return None
         if len(self._buf.rstrip()) > limit:
-            return _force_cut(self._buf, limit)
+            return force_cut(self._buf, limit)
         return len(self._buf)
 
 
@@ -380,80 +188,3 @@ def split_sentences(text: str, *, max_chars: int = 300) -> list[str]:
     """Split a whole text into sentences: the same pieces a :class:`SentenceSegmenter` streams."""
     segmenter = SentenceSegmenter(max_chars=max_chars)
     return segmenter.feed(text) + segmenter.flush()
-
-
-def split_to_fit(text: str, fits: Callable[[str], bool]) -> list[str]:
-    """Split one piece of text into stripped pieces that each satisfy ``fits``.
-
-    Each piece is made as long as ``fits`` allows, extending word by word; it then ends at the last clause
-    mark inside that reach (``, ; :`` followed by whitespace, CJK clause marks, dashes) if there is one,
-    else at the last word that fits. A word that does not fit on its own is cut into the longest prefixes
-    of characters that fit, as a last resort. Joining the pieces gives back every non-whitespace character
-    of ``text``, in order. ``fits`` is assumed monotone (a prefix of a fitting piece fits) and is only
-    ever called with non-empty, stripped text.
-
-    Raises ``ValueError`` when even a single character does not fit.
-    """
-    pieces: list[str] = []
-    clause_ends = set(_clause_ends(text))
-    cuts = sorted(clause_ends | set(_word_ends(text)) | {len(text)})
-    start = 0
-    while True:
-        while start < len(text) and text[start].isspace():
-            start += 1
-        rest = text[start:].rstrip()
-        if not rest:
-            return pieces
-        if fits(rest):
-            pieces.append(rest)
-            return pieces
-        reach = 0
-        best_clause = 0
-        first_cut = 0
-        for cut in cuts:
-            if cut <= start:
-                continue
-            first_cut = first_cut or cut
-            if not fits(text[start:cut].rstrip()):
-                break
-            reach = cut
-            if cut in clause_ends:
-                best_clause = cut
-        if not reach:  # not even the first word fits: cut it by characters
-            reach = start + _fitting_prefix(text[start:first_cut], fits)
-        end = best_clause or reach
-        pieces.append(text[start:end].rstrip())
-        start = end
-
-
-def _fitting_prefix(word: str, fits: Callable[[str], bool]) -> int:
-    """Length of the longest prefix of ``word`` (no whitespace) that fits; at least one character."""
-    if not fits(word[:1]):
-        raise ValueError(
-            f"split_to_fit: even the single character {word[:1]!r} does not fit; "
-            "the fits() predicate must accept every single character"
-        )
-    length = 1
-    while length < len(word) and fits(word[: length + 1]):
-        length += 1
-    return length
-
-
-def _clause_ends(text: str) -> list[int]:
-    """Every index of ``text`` a clause ends at (just after its mark)."""
-    ends: list[int] = []
-    i = 0
-    while i < len(text):
-        if _is_clause_mark(text[i]):
-            verdict, end = _clause(text, i)
-            if verdict is _Verdict.YES:
-                ends.append(end)
-            i = max(end, i + 1)
-        else:
-            i += 1
-    return ends
-
-
-def _word_ends(text: str) -> list[int]:
-    """Every index of ``text`` a word ends at (whitespace follows)."""
-    return [k for k in range(1, len(text)) if text[k].isspace() and not text[k - 1].isspace()]
