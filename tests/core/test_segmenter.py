@@ -19,6 +19,8 @@ from relay_core.segmenter import SentenceSegmenter, split_sentences, split_to_fi
         # initials
         ("J. R. R. Tolkien wrote it. The end.", ["J. R. R. Tolkien wrote it.", "The end."]),
         ("The case Roe v. Wade matters.", ["The case Roe v. Wade matters."]),
+        # a documented limit: a single letter is taken for an initial
+        ("We chose Plan B. Then we left.", ["We chose Plan B. Then we left."]),
         # suffix abbreviations end a sentence only before a capitalised word
         ("Apples, pears, etc. Then more.", ["Apples, pears, etc.", "Then more."]),
         ("Apples, pears, etc. are fruit.", ["Apples, pears, etc. are fruit."]),

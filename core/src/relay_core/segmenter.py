@@ -18,9 +18,10 @@ Guarantees
 
 Where a sentence ends
 ---------------------
-A *terminator cluster* is a run of ``. ! ? …`` (and the CJK ``。 ！ ？ ｡``) followed by any closing quotes
-or brackets (``" ' ” ’ » ) ] }`` and the CJK closers). The closers stay with the sentence they close:
-``He said "Hi." Then`` gives ``He said "Hi."``.
+A *terminator cluster* is a run of ``. ! ? …`` (also the CJK ``。 ！ ？ ｡`` and ``؟ ۔ । ॥ ։ ።``, which
+count like ``?``) followed by any closing quotes or brackets (``" ' ” ’ » ) ] }`` and the CJK closers) and
+markdown emphasis (``* _ ` ~``). The closers stay with the sentence they close: ``He said "Hi." Then``
+gives ``He said "Hi."``; ``**Done.** Next`` gives ``**Done.**``.
 
 1. **CJK terminators** end a sentence right after their cluster, with or without a space.
 2. Other clusters end a sentence only when **whitespace** follows them; ``3.14``, ``v1.2.3``,
@@ -37,8 +38,8 @@ or brackets (``" ' ” ’ » ) ] }`` and the CJK closers). The closers stay wit
      **single letter** (an initial: ``J. R. R. Tolkien``, or ``Roe v. Wade``) never ends a sentence;
    * a **suffix abbreviation** (``etc. Inc. Ltd. Co. Jr. Sr. a.m. p.m. No. Fig.``, months) or any
      **dotted acronym** (``U.S.``, ``U.S.A.``) ends the sentence only if the next word starts like a
-     sentence (an upper-case or uncased letter, or an opening quote/bracket) or a newline follows: the
-     segmenter waits for that next character;
+     sentence (an upper-case or uncased letter, or an opening quote/bracket, after any markdown
+     emphasis) or a newline follows: the segmenter waits for that next character;
    * a number alone at the start of a sentence (``1.``, a list marker) or a lone letter does not end it.
 
 5. An **ellipsis** (``…`` or two or more dots) and any cluster that **ends in a closing quote or
@@ -47,8 +48,8 @@ or brackets (``" ' ” ’ » ) ] }`` and the CJK closers). The closers stay wit
    ``"Really?" she asked`` do not).
 6. A **blank line** (whitespace containing two newlines) ends a sentence even without a terminator. A
    single newline ends one right after a terminator cluster (not after titles and initials) and
-   before a list item (``- ``, ``* ``, ``• ``, ``1. ``, ``2) ``); otherwise it is kept inside the
-   sentence.
+   before a list item or heading (``- ``, ``* ``, ``• ``, ``1. ``, ``2) ``, ``## ``, ``> ``; numbered
+   markers have at most three digits); otherwise it stays inside the sentence, as written.
 7. A piece with no letter or digit (``"!!!"`` on its own) is never emitted alone; it joins the next
    sentence (or is emitted by :meth:`~SentenceSegmenter.flush`).
 
@@ -60,9 +61,31 @@ CJK ``、 ， ； ：``, an em dash, or a spaced ``-``/``–``), else at the las
 enormous word) after exactly ``max_chars`` characters.
 
 With ``first_fragment_words=N`` the *first* piece of a stream may end early at a clause mark, once the
-piece holds at least ``N`` whitespace-separated words; this cuts the time to first audio. Every later piece
-ends at sentence boundaries. :meth:`~SentenceSegmenter.flush` resets the stream, so the policy applies
-again to the next one.
+piece holds at least ``N`` whitespace-separated words (a run of CJK text without spaces counts as one
+word); this cuts the time to first audio. Every later piece ends at sentence boundaries.
+:meth:`~SentenceSegmenter.flush` resets the stream, so the policy applies again to the next one.
+
+When a streamed piece comes out
+-------------------------------
+:meth:`~SentenceSegmenter.feed` emits a piece on the first character that decides it, and holds text
+back only while a later character could still change the decision:
+
+* a terminator at the very end of the buffer waits for one more character (``3.`` may become ``3.14``,
+  ``e.g`` may still be growing, ``..`` may become ``...``, a closing quote may follow);
+* after a plain word, ``!``, ``?`` or a CJK terminator, nothing more: ``"Hello world. "`` comes out on
+  the space (for CJK, on the next character), so an agent that feeds token by token gets each sentence
+  when the token after it arrives;
+* after a suffix abbreviation, an acronym, an ellipsis or a closing quote, it waits for the first
+  character of the next word (or a newline);
+* trailing whitespace waits for what follows it, since it may turn into a blank line or a list item;
+* with the first-fragment policy, a clause mark waits for the whitespace after it.
+
+Known limits
+------------
+These are heuristics, chosen for LLM output in the languages Kokoro speaks. A single letter never ends a
+sentence (``Plan B. Then`` stays one piece), a lower-case word after a suffix abbreviation continues the
+sentence (``at 5 p.m. we left``), and text without spaces or terminators (Thai, say) is cut only by
+``max_chars``.
 """
 
 from relay_core.text.boundaries import (
@@ -139,7 +162,7 @@ class SentenceSegmenter:
         buf = self._buf
         n = len(buf)
         limit = self._max_chars
-        clauses = self._first_fragment_words is not None and not self._emitted_any
+        min_words = None if self._emitted_any else self._first_fragment_words
         first_alnum = next((k for k, c in enumerate(buf) if c.isalnum()), n)
         i = self._cursor
         while i < n:
@@ -152,10 +175,10 @@ class SentenceSegmenter:
             elif ch.isspace():
                 verdict, resume = decide_whitespace(buf, i)
                 end = i
-            elif clauses and is_clause_mark(ch):
+            elif min_words is not None and is_clause_mark(ch):
                 verdict, end = decide_clause(buf, i)
                 resume = end
-                if verdict is Verdict.YES and len(buf[:end].split()) < (self._first_fragment_words or 0):
+                if verdict is Verdict.YES and len(buf[:end].split()) < min_words:
                     verdict = Verdict.NO
             else:
                 i += 1
