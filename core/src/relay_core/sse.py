@@ -54,18 +54,19 @@ class SseDecoder:
 
     def _take_line(self) -> bytes | None:
         buf = self._buffer
-        for i, byte in enumerate(buf):
-            if byte == 0x0A:  # \n
-                line = bytes(buf[:i])
-                del buf[: i + 1]
-                return line.removesuffix(b"\r")
-            if byte == 0x0D:  # \r: need the next byte to know whether it is \r\n
-                if i + 1 >= len(buf):
-                    return None
-                line = bytes(buf[:i])
-                del buf[: i + (2 if buf[i + 1] == 0x0A else 1)]
-                return line
-        return None
+        lf = buf.find(b"\n")
+        cr = buf.find(b"\r", 0, len(buf) if lf == -1 else lf)
+        if cr == -1:
+            if lf == -1:
+                return None
+            line = bytes(buf[:lf])
+            del buf[: lf + 1]
+            return line
+        if cr + 1 >= len(buf):  # \r last: the next byte tells whether it is \r\n
+            return None
+        line = bytes(buf[:cr])
+        del buf[: cr + (2 if buf[cr + 1] == 0x0A else 1)]
+        return line
 
     def _line(self, raw: bytes) -> SseEvent | None:
         line = raw.decode("utf-8", errors="replace")
