@@ -295,3 +295,18 @@ def test_invalid_settings_are_rejected(kwargs: dict[str, int]) -> None:
 def test_feed_rejects_bytes() -> None:
     with pytest.raises(TypeError, match="decode bytes"):
         SentenceSegmenter().feed(b"hello")  # type: ignore[arg-type]
+
+
+def test_split_to_fit_calls_fits_a_logarithmic_number_of_times() -> None:
+    calls: list[str] = []
+
+    def fits(piece: str) -> bool:
+        calls.append(piece)
+        return len(piece) <= 500
+
+    text = " ".join(f"w{k}" for k in range(2000))
+    pieces = split_to_fit(text, fits)
+    assert " ".join(pieces) == text
+    assert all(len(piece) <= 500 for piece in pieces)
+    assert all(len(piece) > 490 for piece in pieces[:-1])
+    assert len(calls) <= 25 * len(pieces)
