@@ -92,19 +92,16 @@ def no_hub(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("no_hub")
 def test_loads_through_the_real_loader_and_speaks_float32(weights_dir: Path) -> None:
-    engine = load_engine(EngineConfig(engine="torch", weights_dir=weights_dir, threads=2))
+    engine = load_engine(EngineConfig(engine="torch", weights_dir=weights_dir))
     assert engine.name == "torch"
     assert engine.sample_rate == 24_000
     assert engine.voices() == ["af_one", "am_two"]
     assert engine.default_voice == "af_one"
-    audio = engine.synthesize("Hello world. Second sentence here.", voice="af_one:0.5,am_two:0.5", speed=1.0)
+    audio = engine.synthesize("Hello world. Bye.", voice="af_one:0.5,am_two:0.5", speed=1.0)
     assert audio.dtype == np.float32
     assert audio.ndim == 1
     assert audio.size > 0
     assert np.isfinite(audio).all()
-    segment = engine.plan("Hello world.", voice="am_two", speed=1.0)[0]
-    first = engine.render(segment, voice="am_two", speed=1.0)
-    assert first.shape == engine.render(segment, voice="am_two", speed=1.0).shape
 
 
 @pytest.mark.usefixtures("no_hub")
