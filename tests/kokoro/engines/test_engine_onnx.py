@@ -13,6 +13,7 @@ import pytest
 from kokoro_server.engines import (
     Engine,
     EngineConfig,
+    EngineError,
     InvalidRequestError,
     ModelFilesError,
     Segment,
@@ -158,6 +159,17 @@ def test_input_ids_export_variant(onnx_engine: Engine, tmp_path: Path) -> None:
     style = bank.style_for(bank.resolve("jf_alpha"), len(segment.tokens))
     expected = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
     assert renamed.infer(segment.tokens, style, 1.0).tobytes() == expected.tobytes()
+
+
+def test_configured_default_voice_and_threads() -> None:
+    with pytest.raises(EngineError, match="threads"):
+        load_engine(EngineConfig(threads=0))
+    with pytest.raises(UnknownVoiceError, match="jm_kumo"):
+        load_engine(EngineConfig(default_voice="af_missing", threads=1))
+    engine = load_engine(EngineConfig(default_voice="jm_kumo", lang="en-gb", threads=1))
+    assert engine.default_voice == "jm_kumo"
+    assert engine.language == "en-gb"
+    assert "ː" in engine.plan("Bird.", voice="jm_kumo", speed=1.0)[0].phonemes
 
 
 def test_unusable_model_files(tmp_path: Path) -> None:

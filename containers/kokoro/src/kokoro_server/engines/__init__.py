@@ -36,9 +36,16 @@ __all__ = [
     "InferenceError",
     "InvalidRequestError",
     "ModelFilesError",
+    "OnnxSynthesizer",
+    "Phonemizer",
     "Segment",
     "Synthesizer",
+    "Tokenizer",
     "UnknownVoiceError",
+    "VoiceBank",
+    "assemble_int8_model",
+    "default_vocab",
+    "default_voices_path",
     "load_engine",
 ]
 
