@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_first_segments_run_before_later_ones_then_first_come_first_served(sched
     order: list[str] = []
     jobs = [("a", 2), ("b", 0), ("c", 1), ("d", 0), ("e", 2), ("f", 1)]
     futures = [
-        scheduler.submit(scheduler.open_session(name), index, lambda n=name: order.append(n)) for name, index in jobs
+        scheduler.submit(scheduler.open_session(name), index, partial(order.append, name)) for name, index in jobs
     ]
     release.set()
     for future in futures:

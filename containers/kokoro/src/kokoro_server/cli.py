@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import uvicorn
@@ -42,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def config_from_args(args: argparse.Namespace, environ: dict[str, str] | None = None) -> ServerConfig:
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> ServerConfig:
     """Environment settings, overridden by the options given on the command line."""
     base = ServerConfig.from_env(environ)
     return base.with_overrides(
@@ -65,6 +65,24 @@ def serve(config: ServerConfig, *, log_level: str = "info") -> None:
     uvicorn.run(create_app(config), host=config.host, port=config.port, log_level=log_level, ws="websockets-sansio")
 
 
+def parse_command(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> tuple[ServerConfig, str]:
+    """The settings and log level for a serving command line (``serve`` or options); exits with a usage
+    message (status 2) on a bad option or setting."""
+    args_list = list(argv)
+    sagemaker = args_list[:1] == ["serve"]
+    if sagemaker:
+        args_list = args_list[1:]
+    parser = _parser()
+    args = parser.parse_args(args_list)
+    try:
+        config = config_from_args(args, environ)
+        if sagemaker:
+            config = config.with_overrides(host=args.host or SAGEMAKER_HOST, port=args.port or SAGEMAKER_PORT)
+    except ConfigError as exc:
+        parser.error(str(exc))
+    return config, args.log_level
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kokoro-server`` script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -72,18 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kokoro_server.convert.cli import main as convert_main  # noqa: PLC0415 - needs the torch extra
 
         return convert_main(args_list[1:])
-    sagemaker = args_list[:1] == ["serve"]
-    if sagemaker:
-        args_list = args_list[1:]
-    parser = _parser()
-    args = parser.parse_args(args_list)
-    try:
-        config = config_from_args(args)
-        if sagemaker:
-            config = config.with_overrides(host=args.host or SAGEMAKER_HOST, port=args.port or SAGEMAKER_PORT)
-    except ConfigError as exc:
-        parser.error(str(exc))
-    serve(config, log_level=args.log_level)
+    config, log_level = parse_command(args_list)
+    serve(config, log_level=log_level)
     return 0
 
 

@@ -1,0 +1,173 @@
+"""The app's lifespan (model loaded once, /ping 503 until then), its settings, and the ``kokoro-server`` command."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+
+from kokoro_server import config as config_module
+from kokoro_server.app import create_app
+from kokoro_server.cli import main, parse_command
+from kokoro_server.config import ConfigError, ServerConfig
+
+
+@pytest.mark.slow
+def test_lifespan_loads_the_model_once_and_ping_turns_healthy() -> None:
+    app = create_app(ServerConfig())
+    state = app.state.server
+    with TestClient(app) as http:
+        loading = http.get("/ping")
+        refused = http.post("/invocations", json={"text": "Yes."})
+        assert state.settled.wait(120)
+        healthy = http.get("/ping")
+        engine = state.engine
+        spoken = http.post("/invocations", json={"text": "Yes.", "format": "pcm"})
+        assert state.engine is engine  # loaded once, not per request
+    assert loading.status_code == 503
+    assert loading.json()["status"] == "loading"
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "model_not_ready"
+    assert healthy.status_code == 200
+    assert state.load_seconds is not None
+    assert spoken.status_code == 200
+    assert spoken.content
+
+
+def test_a_failed_load_is_reported_by_ping_and_the_websocket() -> None:
+    app = create_app(ServerConfig(model_path=Path("/nonexistent/kokoro.onnx")))
+    state = app.state.server
+    with TestClient(app) as http:
+        assert state.settled.wait(60)
+        ping = http.get("/ping")
+        voices = http.get("/v1/audio/voices")
+        with (
+            http.websocket_connect("/invocations-bidirectional-stream") as ws,
+            pytest.raises(WebSocketDisconnect) as closed,
+        ):
+            ws.receive_text()
+    assert ping.status_code == 503
+    assert ping.json()["status"] == "failed"
+    assert "/nonexistent/kokoro.onnx" in ping.json()["error"]["message"]
+    assert voices.status_code == 503
+    assert closed.value.code == 1013
+
+
+def test_settings_from_the_environment() -> None:
+    config = ServerConfig.from_env(
+        {
+            "KOKORO_ENGINE": "TORCH",
+            "KOKORO_WEIGHTS_DIR": "/w",
+            "KOKORO_VOICES_PATH": "/v.npz",
+            "KOKORO_DEFAULT_VOICE": "jm_kumo",
+            "KOKORO_LANG": "ja",
+            "KOKORO_WORKERS": "2",
+            "KOKORO_THREADS": "3",
+            "KOKORO_PORT": "9000",
+        }
+    )
+    assert config == ServerConfig(
+        engine="torch",
+        weights_dir=Path("/w"),
+        voices_path=Path("/v.npz"),
+        default_voice="jm_kumo",
+        lang="ja",
+        workers=2,
+        threads=3,
+        port=9000,
+    )
+    engine_config = config.engine_config()
+    assert engine_config.engine == "torch"
+    assert engine_config.weights_dir == Path("/w")
+    assert engine_config.default_voice == "jm_kumo"
+    assert ServerConfig.from_env({}) == ServerConfig()
+
+
+def test_torch_defaults_to_the_sagemaker_model_dir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(config_module, "SAGEMAKER_MODEL_DIR", tmp_path)
+    assert ServerConfig.from_env({"KOKORO_ENGINE": "torch"}).weights_dir == tmp_path
+    assert ServerConfig.from_env({"KOKORO_ENGINE": "onnx"}).weights_dir is None
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"KOKORO_ENGINE": "tensorflow"}, "KOKORO_ENGINE"),
+        ({"KOKORO_WORKERS": "many"}, "KOKORO_WORKERS"),
+        ({"KOKORO_WORKERS": "-1"}, "workers"),
+        ({"KOKORO_PORT": "70000"}, "port"),
+    ],
+)
+def test_bad_settings_say_which_and_what_to_do(environ: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        ServerConfig.from_env(environ)
+
+
+def test_command_line_options_override_the_environment() -> None:
+    env = {"KOKORO_ENGINE": "torch", "KOKORO_WEIGHTS_DIR": "/w", "KOKORO_PORT": "9000", "KOKORO_DEFAULT_VOICE": "a"}
+    config, level = parse_command(
+        ["--engine", "onnx", "--port", "1234", "--model", "/m.onnx", "--default-voice", "jf_nezumi"], env
+    )
+    assert config.engine == "onnx"
+    assert config.port == 1234
+    assert config.model_path == Path("/m.onnx")
+    assert config.default_voice == "jf_nezumi"
+    assert config.weights_dir == Path("/w")  # not overridden: kept from the environment
+    assert config.host == "127.0.0.1"
+    assert level == "info"
+
+
+def test_serve_is_what_sagemaker_runs() -> None:
+    config, _ = parse_command(["serve"], {"KOKORO_HOST": "127.0.0.1", "KOKORO_PORT": "1"})
+    assert (config.host, config.port) == ("0.0.0.0", 8080)
+
+
+def test_a_bad_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_command(["--workers", "0"], {})
+    assert exited.value.code == 2
+    assert "workers" in capsys.readouterr().err
+
+
+def test_convert_weights_is_delegated(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["convert-weights", "--help"])
+    assert exited.value.code == 0
+    assert "kokoro-server convert-weights" in capsys.readouterr().out
+
+
+def test_the_kokoro_server_script_serves_the_app() -> None:
+    """The installed script starts uvicorn with the app; a bad model path keeps /ping at 503 with the reason."""
+    script = Path(sys.executable).with_name("kokoro-server")
+    process = subprocess.Popen(
+        [str(script), "--host", "127.0.0.1", "--port", "0", "--model", "/nonexistent/m.onnx"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stderr is not None
+        url = None
+        for line in process.stderr:
+            found = re.search(r"running on (http://127\.0\.0\.1:\d+)", line, re.IGNORECASE)
+            if found:
+                url = found.group(1)
+                break
+        assert url is not None
+        with httpx.Client(base_url=url, timeout=30) as http:
+            reply = http.get("/ping")
+            while reply.json()["status"] == "loading":
+                reply = http.get("/ping")
+        assert reply.status_code == 503
+        assert reply.json()["status"] == "failed"
+        assert "/nonexistent/m.onnx" in reply.json()["error"]["message"]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -1,0 +1,162 @@
+"""Many sessions on one engine, clients that vanish, and an engine that fails: the server keeps its promises."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any
+
+import httpx
+import numpy as np
+import numpy.typing as npt
+import pytest
+from websockets.asyncio.client import connect
+
+from kokoro_server.engines import Engine, InferenceError, Segment
+from kokoro_server.pcm import float_to_pcm16
+from relay_core.agent_events import AgentError, AudioStreamStart, parse_event
+from relay_core.sse import SseDecoder
+from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts_messages import SynthesisComplete, Synthesize, TtsError, TtsErrorCode
+
+pytestmark = pytest.mark.slow
+
+TEXTS = ["Yes.", "No.", "Hi. Bye.", "Okay."]
+
+
+class ExplodingEngine:
+    """The real engine, except that rendering any segment containing 'explode' fails like a broken model."""
+
+    def __init__(self, inner: Engine) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.sample_rate = inner.sample_rate
+        self.default_voice = inner.default_voice
+
+    def voices(self) -> list[str]:
+        return self.inner.voices()
+
+    def check_voice(self, spec: str) -> None:
+        self.inner.check_voice(spec)
+
+    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
+        return self.inner.plan(text, voice=voice, speed=speed)
+
+    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+        if "explode" in segment.text.lower():
+            raise InferenceError("injected failure: the model broke on this segment")
+        return self.inner.render(segment, voice=voice, speed=speed)
+
+
+async def speak(url: str, text: str, request_id: str) -> tuple[bytes, RequestEnded]:
+    """One session, one request: its PCM and how it ended."""
+    client = TtsClientSession()
+    pcm = bytearray()
+    async with connect(url, max_size=None, open_timeout=60) as ws:
+        await ws.send(client.synthesize(Synthesize(text=text, request_id=request_id)).encode())
+        while True:
+            for event in client.receive_frame(await ws.recv()):
+                if isinstance(event, AudioReceived):
+                    pcm.extend(event.pcm)
+                elif isinstance(event, RequestEnded):
+                    return bytes(pcm), event
+
+
+def digest(pcm: bytes) -> str:
+    return hashlib.sha256(pcm).hexdigest()
+
+
+def test_twenty_concurrent_sessions_get_exactly_their_own_audio(onnx_engine: Engine, serve_tts: Any) -> None:
+    alone = {
+        text: digest(float_to_pcm16(onnx_engine.synthesize(text, voice=onnx_engine.default_voice, speed=1.0)))
+        for text in TEXTS
+    }
+
+    async def crowd(url: str) -> list[tuple[str, bytes, RequestEnded]]:
+        jobs = [(TEXTS[i % len(TEXTS)], f"s{i}") for i in range(20)]
+        results = await asyncio.gather(*(speak(url, text, rid) for text, rid in jobs))
+        return [(text, pcm, ended) for (text, _), (pcm, ended) in zip(jobs, results, strict=True)]
+
+    with serve_tts(onnx_engine, workers=2) as server:
+        results = asyncio.run(asyncio.wait_for(crowd(server.ws_url), 280))
+    assert len(results) == 20
+    for text, pcm, ended in results:
+        assert isinstance(ended.outcome, SynthesisComplete)
+        assert digest(pcm) == alone[text], text
+
+
+def test_a_client_that_disconnects_mid_synthesis_frees_its_work(onnx_engine: Engine, serve_tts: Any) -> None:
+    long_text = "One. Two. Three. Four. Five. Six."
+
+    async def vanish(url: str) -> None:
+        client = TtsClientSession()
+        async with connect(url, max_size=None) as ws:
+            await ws.send(client.synthesize(Synthesize(text=long_text, request_id="long")))
+            for i in range(3):
+                await ws.send(client.synthesize(Synthesize(text=long_text, request_id=f"queued-{i}")))
+            while not any(isinstance(e, AudioReceived) for e in client.receive_frame(await ws.recv())):
+                pass
+            ws.transport.abort()  # gone without a close handshake, mid-synthesis
+
+    with serve_tts(onnx_engine) as server:
+        scheduler = server.app.state.server.scheduler
+        asyncio.run(asyncio.wait_for(vanish(server.ws_url), 120))
+        at_disconnect = scheduler.stats().completed
+        # at most the segment being rendered at that moment finishes; then nothing is queued or running
+        assert scheduler.wait_idle(timeout=30)
+        freed = scheduler.stats()
+        assert freed.queued == 0
+        assert freed.completed - at_disconnect <= 2
+        # and nothing of the dead session runs later: another session's request is all that runs next
+        pcm, ended = asyncio.run(asyncio.wait_for(speak(server.ws_url, "Yes.", "after"), 120))
+        assert isinstance(ended.outcome, SynthesisComplete)
+        assert pcm
+        assert scheduler.wait_idle(timeout=30)
+        assert scheduler.stats().completed == freed.completed + 2  # its plan and its one segment
+
+
+def test_an_engine_failure_fails_that_request_only(onnx_engine: Engine, serve_tts: Any) -> None:
+    async def session(url: str) -> dict[str, tuple[bytes, RequestEnded]]:
+        client = TtsClientSession()
+        pcm: dict[str, bytearray] = {}
+        ended: dict[str, RequestEnded] = {}
+        async with connect(url, max_size=None) as ws:
+            for text, rid in [("Please explode.", "bad"), ("Fine. Explode now.", "half"), ("Yes.", "good")]:
+                await ws.send(client.synthesize(Synthesize(text=text, request_id=rid)))
+            while len(ended) < 3:
+                for event in client.receive_frame(await ws.recv()):
+                    if isinstance(event, AudioReceived):
+                        pcm.setdefault(event.request_id, bytearray()).extend(event.pcm)
+                    elif isinstance(event, RequestEnded):
+                        ended[event.request_id] = event
+        return {rid: (bytes(pcm.get(rid, b"")), end) for rid, end in ended.items()}
+
+    with serve_tts(ExplodingEngine(onnx_engine)) as server:
+        outcomes = asyncio.run(asyncio.wait_for(session(server.ws_url), 120))
+        with httpx.Client(base_url=server.http_url, timeout=120) as http:
+            whole = http.post("/invocations", json={"text": "Explode.", "stream": False})
+            sse = http.post(
+                "/invocations",
+                json={"text": "Yes. Explode.", "request_id": "h"},
+                headers={"Accept": "text/event-stream"},
+            )
+            after = http.post("/invocations", json={"text": "Yes.", "format": "pcm"})
+    for rid in ("bad", "half"):
+        pcm, end = outcomes[rid]
+        assert isinstance(end.outcome, TtsError)
+        assert end.outcome.code == TtsErrorCode.SYNTHESIS_FAILED
+        assert "injected failure" in end.outcome.message
+    assert outcomes["half"][0]  # the segment before the failure was already sent
+    pcm, end = outcomes["good"]
+    assert isinstance(end.outcome, SynthesisComplete)
+    assert pcm
+    assert whole.status_code == 500
+    assert whole.json()["error"]["code"] == "synthesis_failed"
+    events = [parse_event(e.data) for e in SseDecoder().feed(sse.content)]
+    assert isinstance(events[0], AudioStreamStart)
+    assert isinstance(events[-1], AgentError)
+    assert events[-1].request_id == "h"
+    assert json.loads(sse.content.decode().split("data: ")[-1])["code"] == "synthesis_failed"
+    assert after.status_code == 200
+    assert after.content
