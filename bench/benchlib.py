@@ -26,12 +26,13 @@ from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts_messages import SynthesisComplete, Synthesize
 
 REFERENCE_TEXT = (
-    "Kokoro Relay lets a voice agent speak while it is still thinking about the answer. "
-    "Each sentence goes to the speech model the moment it is complete. "
+    "Good question, and the short answer is that the voice starts while the agent is still writing. "
+    "Each sentence goes to the speech model the moment it is done. "
     "Audio streams back to the browser in small chunks. "
-    "The listener hears the first words long before the reply is finished."
+    "You hear the first words long before the reply is finished."
 )
-"""About 267 characters in four sentences, like the reference experiment's text."""
+"""267 characters in four sentences, like the reference experiment's text; it opens with a clause, as LLM
+replies often do, which the first-fragment policy can send early."""
 
 WS_PATH = "/invocations-bidirectional-stream"
 
