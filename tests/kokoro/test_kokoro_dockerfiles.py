@@ -20,8 +20,8 @@ def instructions(dockerfile: Path) -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) pairs, with line continuations joined and comments dropped."""
     text = re.sub(r"\\\n", " ", dockerfile.read_text())
     pairs = []
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if line and not line.startswith("#"):
             op, _, rest = line.partition(" ")
             pairs.append((op.upper(), rest.strip()))
