@@ -33,10 +33,10 @@ from voice_agent.config import AgentConfig, ModelKind
 from voice_agent.models.speak import tokenize
 
 REPLY = (
-    "Sure, here is how the relay works when an agent answers you out loud. "
-    "Each sentence goes to the speech model the moment the agent has written it. "
+    "In short, the relay speaks early, because every sentence goes to the speech model at once. "
+    "The agent keeps on writing while its first words are being spoken. "
     "Audio streams back to your browser in small, steady chunks. "
-    "You will hear the first words long before the reply is finished."
+    "You hear the reply long before it is finished."
 )
 """The speak model's reply (it echoes the prompt): ~267 characters, four sentences, opening like an LLM reply."""
 
