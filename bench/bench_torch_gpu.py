@@ -23,6 +23,7 @@ from benchlib import REFERENCE_TEXT, median, percentile, print_table
 from kokoro_server.convert import ensure_converted_weights
 from kokoro_server.convert.verify import load_kmodel
 from kokoro_server.engines import EngineConfig, load_engine
+from kokoro_server.engines.voices import VoiceBank
 from relay_core.segmenter import split_sentences
 
 VOICE = "jf_alpha"
@@ -34,14 +35,14 @@ class Speaker:
     """KModel on a device + the engine's G2P/voices for tokens and styles."""
 
     def __init__(self, weights: Path, device: str, precision: str) -> None:
-        self.engine = load_engine(EngineConfig(engine="onnx"))  # G2P, tokenizer and voices only
+        self.engine = load_engine(EngineConfig(engine="onnx"))  # G2P and tokenizer only
         self.model: Any = load_kmodel(weights).to(device)
         if precision != "fp32":
             self._istft_in_fp32()
         self.device = device
         self.precision = precision
         self.segments = [self.engine.plan(s, voice=VOICE, speed=1.0)[0] for s in split_sentences(REFERENCE_TEXT)]
-        self.pack = self.engine._voices.resolve(VOICE)  # noqa: SLF001 - bench reads the style table directly
+        self.pack = self.engine._voices.resolve(VOICE)
 
     def _istft_in_fp32(self) -> None:
         """The complex iSTFT has no half kernels: run it in fp32 outside autocast."""
@@ -63,7 +64,7 @@ class Speaker:
     def speak(self, index: int) -> float:
         """Synthesize segment ``index``; returns audio seconds (waits for the device)."""
         segment = self.segments[index % len(self.segments)]
-        style = np.array(self.engine._voices.style_for(self.pack, len(segment.tokens)), np.float32)  # noqa: SLF001
+        style = np.array(self.voices.style_for(self.pack, len(segment.tokens)), np.float32)
         ids = torch.tensor([[0, *segment.tokens, 0]], device=self.device)
         ref = torch.from_numpy(style.reshape(1, -1)).to(self.device)
         with torch.inference_mode(), self.autocast():
