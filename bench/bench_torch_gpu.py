@@ -42,7 +42,8 @@ class Speaker:
         self.device = device
         self.precision = precision
         self.segments = [self.engine.plan(s, voice=VOICE, speed=1.0)[0] for s in split_sentences(REFERENCE_TEXT)]
-        self.pack = self.engine._voices.resolve(VOICE)
+        self.voices = VoiceBank.from_pt_dir(weights / "voices")
+        self.pack = self.voices.resolve(VOICE)
 
     def _istft_in_fp32(self) -> None:
         """The complex iSTFT has no half kernels: run it in fp32 outside autocast."""
