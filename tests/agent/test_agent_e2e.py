@@ -166,6 +166,9 @@ def test_bidi_turn_one_session_every_sentence_exact_pcm_and_rechunked_sse(make_a
     pcm = _check_order(events, PROMPT)
     end = events[-1]
     assert isinstance(end, AgentEnd) and end.status == "completed"
+    # No voice was asked for: the stream names the voice the container actually used (its default).
+    (stream_start,) = [e for e in events if isinstance(e, AudioStreamStart)]
+    assert stream_start.voice == onnx_engine.default_voice
     # One TTS session for the turn, carrying every sentence as it was completed, then close.
     segmenter = SentenceSegmenter(first_fragment_words=4)
     pieces = segmenter.feed(PROMPT) + segmenter.flush()

@@ -36,10 +36,11 @@ class TtsLinkError(VoiceAgentError):
 
 @dataclass(frozen=True, slots=True)
 class LinkAudio:
-    """PCM (s16le, whole samples) of one sentence request."""
+    """PCM (s16le, whole samples) of one sentence request, and the voice the server speaks it with."""
 
     request_id: str
     pcm: bytes
+    voice: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,8 @@ class TtsLink:
         self._transport = transport
         self._prefix = request_prefix
         self._voice = voice
+        self._speaking_voice = voice or ""
+        """The voice the server announced for the request being spoken (its default when none was asked)."""
         self._speed = speed
         self._reconnects_left = max_reconnects
         self._conn: TtsConnection | None = None
@@ -168,7 +171,7 @@ class TtsLink:
                 raise TtsLinkError("tts_failed", f"the TTS server broke the session protocol: {exc.message}") from exc
             for event in client_events:
                 if isinstance(event, AudioReceived):
-                    yield LinkAudio(request_id=event.request_id, pcm=event.pcm)
+                    yield LinkAudio(request_id=event.request_id, pcm=event.pcm, voice=self._speaking_voice)
                 elif isinstance(event, RequestEnded):
                     self._unfinished.pop(event.request_id, None)
                     outcome = event.outcome
@@ -177,7 +180,7 @@ class TtsLink:
                 elif isinstance(event, SessionError):
                     logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
                 elif isinstance(event, RequestStarted):
-                    continue
+                    self._speaking_voice = event.message.voice
 
     # -- internals (call with self._lock held) -----------------------------------------------------------
 

@@ -49,8 +49,6 @@ from voice_agent.tts_link import LinkAudio, LinkRequestFailed, TtsLink, TtsLinkE
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_VOICE_LABEL = "default"
-"""What ``audio_stream_start.voice`` says when the payload named no voice (the container's default)."""
 
 
 class TextSource(Protocol):
@@ -242,7 +240,7 @@ async def _pump_audio(
             if not state.audio_started:
                 state.audio_started = True
                 state.first_audio_s = time.perf_counter() - state.started
-                queue.put_nowait(AudioStreamStart(request_id=rid, voice=request.voice or DEFAULT_VOICE_LABEL))
+                queue.put_nowait(AudioStreamStart(request_id=rid, voice=event.voice))
             for piece in chunk_pcm(event.pcm, settings.audio_chunk_bytes):
                 queue.put_nowait(AudioChunk(request_id=rid, seq=state.audio_seq, data=b64encode(piece)))
                 state.audio_seq += 1
@@ -320,4 +318,4 @@ def _terminal(rid: str, state: _TurnState) -> AgentEnd | AgentError:
     return _end(rid, state, TurnStatus.COMPLETED)
 
 
-__all__ = ["DEFAULT_VOICE_LABEL", "TextSource", "TurnRequest", "TurnSettings", "run_turn"]
+__all__ = ["TextSource", "TurnRequest", "TurnSettings", "run_turn"]
