@@ -116,6 +116,45 @@ def test_a_client_that_disconnects_mid_synthesis_frees_its_work(onnx_engine: Eng
         assert scheduler.stats().completed == freed.completed + 2  # its plan and its one segment
 
 
+class RecordingEngine(ExplodingEngine):
+    """The real engine, remembering the text of every segment it rendered."""
+
+    def __init__(self, inner: Engine) -> None:
+        super().__init__(inner)
+        self.rendered: list[str] = []
+
+    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+        self.rendered.append(segment.text)
+        return super().render(segment, voice=voice, speed=speed)
+
+
+def test_a_whole_file_client_that_disconnects_frees_its_work(onnx_engine: Engine, serve_tts: Any) -> None:
+    doomed = ["Alpha.", "Bravo.", "Charlie.", "Delta.", "Echo.", "Foxtrot.", "Golf.", "Hotel."]
+    body = json.dumps({"text": " ".join(doomed), "stream": False}).encode()
+    engine = RecordingEngine(onnx_engine)
+
+    async def post_and_vanish(port: int) -> None:
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        head = f"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
+        writer.write(head.encode() + b"\r\n\r\n" + body)
+        await writer.drain()
+        while not engine.rendered:  # rendering is under way
+            await asyncio.sleep(0.01)
+        writer.transport.abort()  # gone before the whole file could be answered
+
+    with serve_tts(engine) as server:
+        port = int(server.http_url.rsplit(":", 1)[1])
+        asyncio.run(asyncio.wait_for(post_and_vanish(port), 120))
+        # Another client's eight segments: with the fair order, any segment still pending for the dead request
+        # would be rendered in between them, so once this answer is complete the dead request has had its chance.
+        with httpx.Client(base_url=server.http_url, timeout=120) as http:
+            marker = http.post("/invocations", json={"text": "One. Two. Three. Four. Five. Six. Seven. Eight."})
+        assert marker.status_code == 200
+    rendered_for_nobody = [text for text in engine.rendered if text in doomed]
+    # the segment in progress at the disconnect (and at most one more already handed to a worker) finish
+    assert len(rendered_for_nobody) <= 3, rendered_for_nobody
+
+
 def test_an_engine_failure_fails_that_request_only(onnx_engine: Engine, serve_tts: Any) -> None:
     async def session(url: str) -> dict[str, tuple[bytes, RequestEnded]]:
         client = TtsClientSession()

@@ -59,7 +59,7 @@ async def invocations(request: Request) -> Response:
         sse=sse,
         request_id=parsed.request_id or random_request_id(),
     )
-    return await speech_response(engine, scheduler, job)
+    return await speech_response(engine, scheduler, job, request)
 
 
 def parse_openai_speech(body: bytes) -> SpeechJob:
@@ -90,7 +90,7 @@ async def openai_speech(request: Request) -> Response:
         return exc.wire.response()
     except ProtocolError as exc:
         return from_protocol_error(exc).response()
-    return await speech_response(engine, scheduler, job)
+    return await speech_response(engine, scheduler, job, request)
 
 
 async def openai_voices(request: Request) -> Response:

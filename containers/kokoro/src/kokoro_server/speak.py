@@ -43,6 +43,9 @@ from relay_core.sse import encode_sse
 
 logger = logging.getLogger(__name__)
 
+CLIENT_CLOSED_REQUEST = 499
+"""Status recorded for a whole-file answer whose client went away before it was ready (nobody receives it)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SpeechJob:
@@ -74,8 +77,8 @@ def wants_sse(request: Request) -> bool:
     return SSE_MEDIA_TYPE in request.headers.get("accept", "").lower()
 
 
-async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: SpeechJob) -> Response:
-    """Plan ``job`` and answer it in the way it asks for."""
+async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: SpeechJob, request: Request) -> Response:
+    """Plan ``job`` and answer it in the way it asks for. ``request`` is watched for a client that goes away."""
     session = scheduler.open_session(label=job.request_id)
     synthesis = Synthesis(
         engine, scheduler, session, text=job.text, voice=job.voice or engine.default_voice, speed=job.speed
@@ -89,7 +92,7 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
             return StreamingResponse(
                 _audio_body(synthesis, job.format), media_type=job.format.media_type, headers=headers
             )
-        return await _whole(synthesis, job)
+        return await _whole(synthesis, job, request)
     except EngineError as exc:
         scheduler.cancel_session(session)
         return from_engine_error(exc).response()
@@ -173,8 +176,32 @@ async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes
     yield _event(SseAudioStreamEnd(request_id=rid, total_chunks=seq, duration_s=round(synthesis.duration_s, 4)))
 
 
-async def _whole(synthesis: Synthesis, job: SpeechJob) -> Response:
-    pcm = b"".join([piece async for piece in synthesis.pcm_segments()])
+async def _until_disconnected(request: Request) -> None:
+    """Return when the client has gone away (the body has been read, so the next message is the disconnect)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        continue
+
+
+async def _collect(synthesis: Synthesis) -> bytes:
+    return b"".join([piece async for piece in synthesis.pcm_segments()])
+
+
+async def _whole(synthesis: Synthesis, job: SpeechJob, request: Request) -> Response:
+    """Render everything, then answer one file. A client that disconnects meanwhile stops the rendering at once
+    (its queued segment is dropped) instead of keeping a worker busy for nobody."""
+    collect = asyncio.create_task(_collect(synthesis))
+    gone = asyncio.create_task(_until_disconnected(request))
+    try:
+        await asyncio.wait({collect, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        if not collect.done():
+            collect.cancel()
+            synthesis.scheduler.cancel_session(synthesis.session)
+            logger.info("request %s: client disconnected; rendering stopped", job.request_id)
+    if collect.cancelled():
+        return Response(status_code=CLIENT_CLOSED_REQUEST)
+    pcm = collect.result()
     elapsed = synthesis.elapsed_s
     if is_cheap(job.format):
         body = encode_whole(job.format, pcm, sample_rate=synthesis.engine.sample_rate)
