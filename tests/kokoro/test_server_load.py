@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 from typing import Any
 
 import httpx
@@ -122,9 +123,11 @@ class RecordingEngine(ExplodingEngine):
     def __init__(self, inner: Engine) -> None:
         super().__init__(inner)
         self.rendered: list[str] = []
+        self.started = threading.Event()
 
     def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         self.rendered.append(segment.text)
+        self.started.set()
         return super().render(segment, voice=voice, speed=speed)
 
 
@@ -138,8 +141,7 @@ def test_a_whole_file_client_that_disconnects_frees_its_work(onnx_engine: Engine
         head = f"POST /invocations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
         writer.write(head.encode() + b"\r\n\r\n" + body)
         await writer.drain()
-        while not engine.rendered:  # rendering is under way
-            await asyncio.sleep(0.01)
+        assert await asyncio.to_thread(engine.started.wait, 60)  # rendering is under way
         writer.transport.abort()  # gone before the whole file could be answered
 
     with serve_tts(engine) as server:
