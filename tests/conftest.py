@@ -130,4 +130,15 @@ def converted_weights_dir() -> Path:
     return ensure_converted_weights()
 
 
+@pytest.fixture(scope="session")
+def torch_engine(converted_weights_dir: Path) -> Engine:
+    """The torch engine (kokoro.KModel on the CPU) with the weights converted from the shipped int8 ONNX, loaded
+    the way ``kokoro-server --engine torch`` does with no weights directory given (from the converted cache)."""
+    from kokoro_server.engines import EngineConfig, load_engine  # noqa: PLC0415
+
+    engine = load_engine(EngineConfig(engine="torch", device="cpu"))
+    assert converted_weights_dir.is_dir()
+    return engine
+
+
 # --------------------------------------------- end converted torch weights -------------------------------

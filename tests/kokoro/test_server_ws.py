@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +88,17 @@ class Peer:
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+@pytest.fixture(scope="module", params=["onnx", "torch"])
+def tts_server(request: pytest.FixtureRequest, tts_server: Any, serve_tts: Any) -> Iterator[Any]:
+    """Every session test runs against both engines: the onnx default, and ``--engine torch`` (KModel with the
+    converted weights, on the CPU here)."""
+    if request.param == "onnx":
+        yield tts_server
+        return
+    with serve_tts(request.getfixturevalue("torch_engine")) as server:
+        yield server
 
 
 def test_text_and_binary_frames_untyped_message_sequential_with_ids(tts_server: Any) -> None:

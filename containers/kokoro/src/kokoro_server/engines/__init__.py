@@ -54,8 +54,9 @@ __all__ = [
 class EngineConfig:
     """Which model to load and how.
 
-    ``model_path``/``voices_path`` override the shipped int8 model and voices (onnx); ``weights_dir``
-    is required for torch (``voices_path`` then defaults to ``weights_dir/voices``). ``device`` is for
+    ``model_path``/``voices_path`` override the shipped int8 model and voices (onnx). For torch,
+    ``weights_dir`` holds official weights; without it the weights converted from the shipped int8 ONNX
+    are used (converted once, cached); ``voices_path`` defaults to ``weights_dir/voices``. ``device`` is for
     torch (default: cuda if available). ``threads`` sets CPU threads (default: every core).
     ``default_voice`` defaults to af_heart or jf_alpha, whichever the voices have.
     """
@@ -86,13 +87,14 @@ def load_engine(config: EngineConfig) -> Engine:
         voices = VoiceBank.from_path(config.voices_path or default_voices_path())
         tokenizer = Tokenizer(default_vocab())
     elif config.engine == "torch":
-        if config.weights_dir is None:
-            raise EngineError("the torch engine needs weights_dir (config.json, one *.pth, voices/*.pt)")
-        from kokoro_server.engines.torch_synth import TorchSynthesizer  # noqa: PLC0415 - optional extra
+        # optional extra: torch, kokoro and onnx are only in the GPU image and the dev environment
+        from kokoro_server.convert import default_torch_weights_dir  # noqa: PLC0415
+        from kokoro_server.engines.torch_synth import TorchSynthesizer  # noqa: PLC0415
 
-        torch_synth = TorchSynthesizer(config.weights_dir, device=config.device, threads=config.threads)
+        weights_dir = default_torch_weights_dir(config.weights_dir)
+        torch_synth = TorchSynthesizer(weights_dir, device=config.device, threads=config.threads)
         synthesizer = torch_synth
-        voices = VoiceBank.from_path(config.voices_path or config.weights_dir / "voices")
+        voices = VoiceBank.from_path(config.voices_path or weights_dir / "voices")
         tokenizer = Tokenizer(torch_synth.vocab)
     else:
         raise EngineError(f"unknown engine {config.engine!r}: use 'onnx' or 'torch'")
