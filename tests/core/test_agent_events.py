@@ -54,8 +54,13 @@ def test_payload_defaults_and_errors() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.sampled_from(["type", "request_id", "seq", "text", "data", "x"]),
-                       st.none() | st.integers() | st.text(max_size=5), max_size=5))
+@given(
+    st.dictionaries(
+        st.sampled_from(["type", "request_id", "seq", "text", "data", "x"]),
+        st.none() | st.integers() | st.text(max_size=5),
+        max_size=5,
+    )
+)
 def test_event_parser_never_raises_foreign_errors(obj: dict[str, object]) -> None:
     try:
         parse_event(json.dumps(obj))

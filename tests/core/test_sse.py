@@ -30,6 +30,6 @@ def test_any_rechunking_yields_the_same_events(data: list[str], cuts: list[int],
 
 def test_comments_event_names_and_unterminated_tail() -> None:
     decoder = SseDecoder()
-    events = decoder.feed(b": keep-alive\n\nevent: audio\ndata: {\"a\":1}\n\ndata: tail")
+    events = decoder.feed(b': keep-alive\n\nevent: audio\ndata: {"a":1}\n\ndata: tail')
     assert events == [SseEvent(data='{"a":1}', event="audio")]
     assert decoder.close() == [SseEvent(data="tail")]

@@ -32,8 +32,10 @@ def test_client_and_server_state_machines_agree() -> None:
 def test_pcm_split_at_an_odd_byte_is_reassembled_into_whole_samples() -> None:
     client = TtsClientSession()
     client.synthesize(Synthesize(text="x", request_id="a"))
-    client.receive_frame('{"type":"synthesis_start","request_id":"a","voice":"v","speed":1.0,'
-                         '"sample_rate":24000,"encoding":"pcm_s16le","channels":1}')
+    client.receive_frame(
+        '{"type":"synthesis_start","request_id":"a","voice":"v","speed":1.0,'
+        '"sample_rate":24000,"encoding":"pcm_s16le","channels":1}'
+    )
     got = b""
     for piece in (b"\x01", b"\x02\x03", b"\x04\x05", b"\x06"):
         for event in client.receive_frame(piece):

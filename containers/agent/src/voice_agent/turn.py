@@ -50,7 +50,6 @@ from voice_agent.tts_link import LinkAudio, LinkRequestFailed, TtsLink, TtsLinkE
 logger = logging.getLogger(__name__)
 
 
-
 class TextSource(Protocol):
     """The reply being written: text deltas in order, and a way to stop the writer."""
 
