@@ -16,7 +16,7 @@ import pytest
 import torch
 from kokoro.model import KModel
 
-from kokoro_server.engines import EngineConfig, EngineError, ModelFilesError, load_engine
+from kokoro_server.engines import Engine, EngineConfig, ModelFilesError, load_engine
 from kokoro_server.engines.model_files import default_vocab
 from kokoro_server.engines.torch_synth import TorchSynthesizer
 
@@ -127,9 +127,17 @@ def test_half_converted_checkpoint_is_rejected(weights_dir: Path, tmp_path: Path
         TorchSynthesizer(tmp_path, device="cpu")
 
 
+def test_without_a_weights_dir_the_converted_real_weights_speak(torch_engine: Engine) -> None:
+    """No weights directory given: the weights converted from the shipped int8 ONNX, with its five voices."""
+    assert torch_engine.voices() == ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"]
+    audio = torch_engine.synthesize("Good morning.", voice="jf_alpha", speed=1.0)
+    assert audio.dtype == np.float32
+    assert np.isfinite(audio).all()
+    assert 0.4 < len(audio) / torch_engine.sample_rate < 3.0
+    assert float(np.sqrt(np.mean(audio**2))) > 0.01
+
+
 def test_weights_dir_layout_errors(weights_dir: Path, tmp_path: Path) -> None:
-    with pytest.raises(EngineError, match="weights_dir"):
-        load_engine(EngineConfig(engine="torch"))
     with pytest.raises(ModelFilesError, match=r"config\.json is missing"):
         TorchSynthesizer(tmp_path)
     shutil.copy(weights_dir / "config.json", tmp_path / "config.json")
