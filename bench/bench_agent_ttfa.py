@@ -22,6 +22,7 @@ import dataclasses
 import statistics
 
 import httpx
+from benchlib import REFERENCE_TEXT, print_table
 
 from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
 from relay_core.segmenter import SentenceSegmenter
@@ -32,13 +33,8 @@ from voice_agent.app import create_app
 from voice_agent.config import AgentConfig, ModelKind
 from voice_agent.models.speak import tokenize
 
-REPLY = (
-    "In short, the relay speaks early, because every sentence goes to the speech model at once. "
-    "The agent keeps on writing while its first words are being spoken. "
-    "Audio streams back to your browser in small, steady chunks. "
-    "You hear the reply long before it is finished."
-)
-"""The speak model's reply (it echoes the prompt): ~267 characters, four sentences, opening like an LLM reply."""
+REPLY = REFERENCE_TEXT
+"""The speak model's reply (it echoes the prompt): the reference text of every TTFA benchmark."""
 
 
 async def one_turn(client: httpx.AsyncClient, agent_url: str, mode: TurnMode) -> tuple[float, float]:
@@ -85,12 +81,18 @@ def main() -> None:
 
     medians = {name: statistics.median(t for t, _ in runs) for name, runs in results.items()}
     batch = medians["batch"]
-    print(f"\n{'mode':<44} {'median TTFA':>12} {'median turn':>12} {'ratio':>7}   runs (TTFA s)")
+    rows = []
     for name, runs in results.items():
         turn = statistics.median(e for _, e in runs)
-        values = " ".join(f"{t:.3f}" for t, _ in runs)
-        print(f"{name:<44} {medians[name]:>10.3f} s {turn:>10.3f} s {medians[name] / batch:>7.2f}   {values}")
-    print("\nratio = median time to first audio / batch's (reference: 0.42 locally, 0.29 deployed; target <= 0.30)")
+        values = " ".join(f"{t:.2f}" for t, _ in runs)
+        rows.append([name, medians[name] * 1000, turn * 1000, medians[name] / batch, values])
+    print_table(
+        f"End-to-end time to first audio through agent + container, speak model at {args.rate:g} tokens/s, "
+        f"median of {args.runs} runs",
+        ["mode", "TTFA ms", "turn ms", "ratio to batch", "runs (TTFA s)"],
+        rows,
+    )
+    print("\nreference: 0.42 locally, 0.29 deployed; target with the first-fragment policy: <= 0.30")
 
 
 if __name__ == "__main__":

@@ -55,12 +55,15 @@ def raw_round(engine: Engine, sessions: int) -> tuple[float, list[float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, nargs="+", default=[1, 2, 4, 8, 16])
+    parser.add_argument("--workers", type=int, default=None, help="kokoro-server --workers (default: its own)")
+    parser.add_argument("--threads", type=int, default=None, help="kokoro-server --threads (default: every core)")
     args = parser.parse_args()
+    server_args = [f"--{name}={value}" for name in ("workers", "threads") if (value := getattr(args, name))]
     cores = os.cpu_count() or 1
     engine = load_engine(EngineConfig())
     engine.synthesize("Warm up.", voice=engine.default_voice, speed=1.0)
     rows = []
-    with run_server() as server:
+    with run_server(*server_args) as server:
         asyncio.run(speak_pieces(server.ws_url, ["Warm up."]))
         for n in args.sessions:
             served, server_ttfa = asyncio.run(server_round(server.ws_url, n))
@@ -79,7 +82,8 @@ def main() -> None:
                 ]
             )
     print_table(
-        f"Concurrency on {cores} cores: audio seconds per wall second, and time to first audio",
+        f"Concurrency on {cores} cores ({' '.join(server_args) or 'server defaults'}): audio seconds per wall "
+        "second, and time to first audio",
         [
             "sessions",
             "server audio s/s",

@@ -26,13 +26,14 @@ from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts_messages import SynthesisComplete, Synthesize
 
 REFERENCE_TEXT = (
-    "Good question, and the short answer is that the voice starts while the agent is still writing. "
-    "Each sentence goes to the speech model the moment it is done. "
-    "Audio streams back to the browser in small chunks. "
-    "You hear the first words long before the reply is finished."
+    "As soon as the agent starts writing, its voice starts speaking. "
+    "Each sentence goes to the speech model the moment it is complete. "
+    "Audio streams back to the browser in small chunks, as it is made. "
+    "You will hear the first words long before the whole reply is finished."
 )
-"""267 characters in four sentences, like the reference experiment's text; it opens with a clause, as LLM
-replies often do, which the first-fragment policy can send early."""
+"""266 characters in four sentences of similar length (63-70 characters), like the reference experiment's
+267-character, four-sentence text. It opens with a clause of five words, as LLM replies often do, which the
+first-fragment policy can send early. Used by every TTFA benchmark (and as the speak model's reply)."""
 
 WS_PATH = "/invocations-bidirectional-stream"
 

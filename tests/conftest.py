@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -42,7 +40,7 @@ def onnx_engine() -> Engine:
 
 
 class RunningServer:
-    """A uvicorn server running an ASGI app on 127.0.0.1 in a background thread (its own event loop)."""
+    """The TTS app served on 127.0.0.1 by :class:`relay_local.servers.BackgroundServer` (its own thread and loop)."""
 
     def __init__(self, app: Any, port: int) -> None:
         self.app = app
@@ -61,32 +59,13 @@ class RunningServer:
 @contextmanager
 def serve_app(app: Any, *, startup_timeout_s: float = 60.0) -> Iterator[RunningServer]:
     """Run ``app`` under uvicorn on a free loopback port until the block ends (lifespan on, then shut down)."""
-    import uvicorn  # noqa: PLC0415 - keep other parts' imports light
+    from relay_local.servers import BackgroundServer  # noqa: PLC0415 - keep other parts' imports light
 
-    ready = threading.Event()
-
-    class _Server(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            try:
-                await super().startup(sockets=sockets)
-            finally:
-                ready.set()
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = _Server(uvicorn.Config(app, log_level="warning", ws="websockets-sansio", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True)
-    thread.start()
+    server = BackgroundServer(app, name="tts").start(timeout_s=startup_timeout_s)
     try:
-        if not ready.wait(startup_timeout_s) or not server.started:
-            raise RuntimeError(f"uvicorn did not start on port {port} within {startup_timeout_s} s")
-        yield RunningServer(app, port)
+        yield RunningServer(app, server.port)
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+        server.stop(timeout_s=30)
 
 
 @contextmanager
@@ -142,3 +121,33 @@ def torch_engine(converted_weights_dir: Path) -> Engine:
 
 
 # --------------------------------------------- end converted torch weights -------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Container images (used by the Dockerfile tests of every container)
+# ---------------------------------------------------------------------------------------------------------
+
+DockerInstructions = list[tuple[str, str]]
+
+
+def parse_dockerfile(path: Path) -> DockerInstructions:
+    """(INSTRUCTION, arguments) pairs of a Dockerfile, with line continuations joined and comments dropped."""
+    import re  # noqa: PLC0415
+
+    text = re.sub(r"\\\n", " ", path.read_text())
+    pairs: DockerInstructions = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            keyword, _, rest = stripped.partition(" ")
+            pairs.append((keyword.upper(), rest.strip()))
+    return pairs
+
+
+@pytest.fixture(scope="session")
+def dockerfile() -> Callable[[Path], DockerInstructions]:
+    """``dockerfile(path)``: the instructions of a Dockerfile, as (INSTRUCTION, arguments) pairs."""
+    return parse_dockerfile
+
+
+# --------------------------------------------- end container images --------------------------------------

@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,49 +21,43 @@ FORBIDDEN = ("torch", "onnxruntime", "kokoro")
 """Packages the agent image must never pull in (the TTS container's business, and gigabytes)."""
 
 
-def instructions() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs, with line continuations joined and comments dropped."""
-    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    pairs: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            keyword, _, rest = stripped.partition(" ")
-            pairs.append((keyword.upper(), rest.strip()))
-    return pairs
+@pytest.fixture
+def instructions(dockerfile: Any) -> list[tuple[str, str]]:
+    parsed: list[tuple[str, str]] = dockerfile(DOCKERFILE)
+    return parsed
 
 
-def args_of(keyword: str) -> list[str]:
-    return [rest for key, rest in instructions() if key == keyword]
+def args_of(instructions: list[tuple[str, str]], keyword: str) -> list[str]:
+    return [rest for key, rest in instructions if key == keyword]
 
 
-def test_final_stage_is_an_arm64_python_312_slim_base() -> None:
-    froms = args_of("FROM")
+def test_final_stage_is_an_arm64_python_312_slim_base(instructions: list[tuple[str, str]]) -> None:
+    froms = args_of(instructions, "FROM")
     final = froms[-1]
     assert final.startswith("--platform=linux/arm64 ")
     assert "python:3.12-slim" in final
     assert all(stage.startswith("--platform=linux/arm64 ") for stage in froms)
 
 
-def test_serves_the_agent_cli_on_all_interfaces_port_8080_as_non_root() -> None:
-    assert args_of("EXPOSE") == ["8080"]
-    (entrypoint,) = args_of("ENTRYPOINT")
-    (cmd,) = args_of("CMD")
+def test_serves_the_agent_cli_on_all_interfaces_port_8080_as_non_root(instructions: list[tuple[str, str]]) -> None:
+    assert args_of(instructions, "EXPOSE") == ["8080"]
+    (entrypoint,) = args_of(instructions, "ENTRYPOINT")
+    (cmd,) = args_of(instructions, "CMD")
     command = json.loads(entrypoint) + json.loads(cmd)
     assert command == ["voice-agent", "--host", "0.0.0.0", "--port", "8080"]
-    (user,) = args_of("USER")
+    (user,) = args_of(instructions, "USER")
     assert user not in ("root", "0")
-    assert instructions()[-1][0] == "CMD"
-    keys = [key for key, _ in instructions()]
+    assert instructions[-1][0] == "CMD"
+    keys = [key for key, _ in instructions]
     assert keys.index("USER") > max(i for i, key in enumerate(keys) if key == "RUN")
 
 
-def test_installs_only_the_voice_agent_member_from_the_lock() -> None:
-    runs = " ".join(args_of("RUN"))
+def test_installs_only_the_voice_agent_member_from_the_lock(instructions: list[tuple[str, str]]) -> None:
+    runs = " ".join(args_of(instructions, "RUN"))
     assert "uv sync --frozen --no-dev --no-editable --package voice-agent" in runs
     assert not any(name in runs for name in FORBIDDEN)
     assert "--extra" not in runs and "--all-packages" not in runs
-    copied = [rest.split()[0] for rest in args_of("COPY") if not rest.startswith("--from")]
+    copied = [rest.split()[0] for rest in args_of(instructions, "COPY") if not rest.startswith("--from")]
     # The Kokoro container's sources stay out of the image; only its pyproject.toml (for the workspace) goes in.
     assert "containers" not in copied and "containers/kokoro" not in copied
     assert "containers/agent" in copied and "core" in copied

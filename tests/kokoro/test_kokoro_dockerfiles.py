@@ -7,6 +7,7 @@ import re
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,18 +15,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KOKORO = ROOT / "containers" / "kokoro"
 BIDI_LABEL = "com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true"
 MIN_TORCH = (2, 10, 0)
-
-
-def instructions(dockerfile: Path) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs, with line continuations joined and comments dropped."""
-    text = re.sub(r"\\\n", " ", dockerfile.read_text())
-    pairs = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line and not line.startswith("#"):
-            op, _, rest = line.partition(" ")
-            pairs.append((op.upper(), rest.strip()))
-    return pairs
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
@@ -46,8 +35,8 @@ def uv_export(*args: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["Dockerfile.gpu", "Dockerfile.cpu"])
-def test_images_are_sagemaker_bidi_containers_serving_on_8080(name: str) -> None:
-    ops = instructions(KOKORO / name)
+def test_images_are_sagemaker_bidi_containers_serving_on_8080(name: str, dockerfile: Any) -> None:
+    ops = dockerfile(KOKORO / name)
     labels = [args for op, args in ops if op == "LABEL"]
     assert BIDI_LABEL in labels
     assert ("EXPOSE", "8080") in ops
@@ -60,8 +49,8 @@ def test_images_are_sagemaker_bidi_containers_serving_on_8080(name: str) -> None
     assert "--no-dev" in shlex.split(sync)
 
 
-def test_gpu_image_installs_torch_from_the_lock_and_reads_weights_from_opt_ml_model() -> None:
-    ops = instructions(KOKORO / "Dockerfile.gpu")
+def test_gpu_image_installs_torch_from_the_lock_and_reads_weights_from_opt_ml_model(dockerfile: Any) -> None:
+    ops = dockerfile(KOKORO / "Dockerfile.gpu")
     assert ops[0][0] == "FROM"
     assert "nvidia/cuda" in ops[0][1]
     sync = next(args for op, args in ops if op == "RUN" and "uv sync" in args)

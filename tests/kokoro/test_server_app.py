@@ -16,7 +16,7 @@ from starlette.websockets import WebSocketDisconnect
 from kokoro_server import config as config_module
 from kokoro_server.app import create_app
 from kokoro_server.cli import main, parse_command
-from kokoro_server.config import ConfigError, ServerConfig
+from kokoro_server.config import ConfigError, ServerConfig, default_workers
 
 
 @pytest.mark.slow
@@ -171,3 +171,12 @@ def test_the_kokoro_server_script_serves_the_app() -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_default_workers_follow_the_engine_and_the_cores() -> None:
+    assert default_workers("onnx", cpu_count=2) == 4
+    assert default_workers("onnx", cpu_count=1) == 2
+    assert default_workers("onnx", cpu_count=64) == 8
+    assert default_workers("torch", cpu_count=64) == 2
+    assert ServerConfig(engine="onnx", workers=None).inference_workers == default_workers("onnx")
+    assert ServerConfig(engine="onnx", workers=3).inference_workers == 3

@@ -31,7 +31,9 @@ class BackgroundServer:
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((host, 0))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level=log_level, lifespan="on", ws_max_size=16 * 1024 * 1024)
+        config = uvicorn.Config(
+            app, log_level=log_level, lifespan="on", ws="websockets-sansio", ws_max_size=16 * 1024 * 1024
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"server-{name}", daemon=True)
         self._error: BaseException | None = None

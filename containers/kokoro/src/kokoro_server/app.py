@@ -30,7 +30,7 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        scheduler = Scheduler(workers=settings.workers)
+        scheduler = Scheduler(workers=settings.inference_workers)
         state.scheduler = scheduler
         loading: asyncio.Task[None] | None = None
         if engine is not None:

@@ -36,6 +36,20 @@ class ConfigError(ValueError):
     """A setting has a value the server cannot use; the message names the setting and what to put there."""
 
 
+def default_workers(engine: EngineName, cpu_count: int | None = None) -> int:
+    """Inference worker threads by default.
+
+    onnx on CPU: twice the cores (at most 8). Parts of the Kokoro graph (the LSTMs, many small ops) do not use
+    ONNX Runtime's intra-op threads, so two inferences per core keep the cores busy: measured on 2 cores, 4 workers
+    serve 16 sessions at 0.96 of the raw engine's throughput, where 1 worker reached 0.84
+    (bench/bench_concurrency.py, docs/benchmarks.md). One session still runs one segment at a time, so its
+    latency is unchanged. torch: 2, so host work overlaps device work on a GPU.
+    """
+    if engine == "torch":
+        return 2
+    return max(1, min(8, 2 * (cpu_count or os.cpu_count() or 1)))
+
+
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     """Everything the app needs to start: which engine, where its files are, and how to schedule inference."""
@@ -48,14 +62,15 @@ class ServerConfig:
     default_voice: str | None = None
     lang: str = "en-us"
     threads: int | None = None
-    workers: int = 1
+    workers: int | None = None
+    """Inference worker threads; None = :func:`default_workers` for the engine."""
     host: str = "127.0.0.1"
     port: int = SAGEMAKER_PORT
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINE_NAMES:
             raise ConfigError(f"engine {self.engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
-        if self.workers < 1:
+        if self.workers is not None and self.workers < 1:
             raise ConfigError(f"workers={self.workers}: use at least 1 inference worker")
         if self.threads is not None and self.threads < 1:
             raise ConfigError(f"threads={self.threads}: use a positive number, or leave it unset for every core")
@@ -99,10 +114,15 @@ class ServerConfig:
             default_voice=text("KOKORO_DEFAULT_VOICE"),
             lang=text("KOKORO_LANG") or "en-us",
             threads=number("KOKORO_THREADS"),
-            workers=number("KOKORO_WORKERS") or 1,
+            workers=number("KOKORO_WORKERS"),
             host=text("KOKORO_HOST") or "127.0.0.1",
             port=number("KOKORO_PORT") or SAGEMAKER_PORT,
         )
+
+    @property
+    def inference_workers(self) -> int:
+        """The worker threads the scheduler gets: the setting, or the engine's default."""
+        return self.workers if self.workers is not None else default_workers(self.engine)
 
     def with_overrides(self, **changes: object) -> ServerConfig:
         """A copy with the given settings replaced; ``None`` values leave a setting as it is."""

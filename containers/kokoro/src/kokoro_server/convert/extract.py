@@ -103,6 +103,11 @@ def extract_matmul_integer(graph: OnnxGraph, node: onnx.NodeProto, out: StateCol
     q = graph.input(node, 1, "linear weight")
     zero_point = graph.input(node, 3, "linear weight zero point")
     weight = dequantize(q, zero_point, _weight_scale(graph, name, node), axis=1).T
+    _put_linear(graph, node, out, weight)
+
+
+def _put_linear(graph: OnnxGraph, node: onnx.NodeProto, out: StateCollector, weight: Array) -> None:
+    """Store an nn.Linear weight ``[out, in]`` and, where the module has one, the float bias added downstream."""
     path = out.path(node)
     out.put(f"{path}.weight", weight, node)
     if f"{path}.bias" in out.keys:
@@ -145,14 +150,7 @@ def extract_float_conv(graph: OnnxGraph, node: onnx.NodeProto, out: StateCollect
 
 def extract_float_matmul(graph: OnnxGraph, node: onnx.NodeProto, out: StateCollector) -> None:
     """Float MatMul with an initializer weight ``[in, out]`` (nn.Linear kept in float)."""
-    path = out.path(node)
-    weight = graph.input(node, 1, "linear weight").astype(np.float32).T
-    out.put(f"{path}.weight", weight, node)
-    if f"{path}.bias" in out.keys:
-        bias = _float_bias_after(graph, node, weight.shape[0])
-        if bias is None:
-            raise ConversionError(node.name, f"has no float bias of size {weight.shape[0]} downstream")
-        out.put(f"{path}.bias", bias, node)
+    _put_linear(graph, node, out, graph.input(node, 1, "linear weight").astype(np.float32).T)
 
 
 def extract_lstm(graph: OnnxGraph, node: onnx.NodeProto, out: StateCollector) -> None:
