@@ -8,6 +8,7 @@ RSS under 600 MB. Usage: ``python bench/bench_server.py``.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import threading
 import time
@@ -55,6 +56,10 @@ async def drive(ws_url: str, sessions: int) -> None:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=None, help="kokoro-server --workers (default: its own)")
+    args = parser.parse_args()
+    server_args = [f"--workers={args.workers}"] if args.workers else []
     load_times = []
     for _ in range(3):
         start = time.perf_counter()
@@ -64,7 +69,7 @@ def main() -> None:
     peak = 0.0
     idle = 0.0
     for attempt in range(3):
-        with run_server() as server:
+        with run_server(*server_args) as server:
             healthy.append(server.healthy_after_s)
             if attempt:
                 continue
@@ -73,7 +78,7 @@ def main() -> None:
                 asyncio.run(drive(server.ws_url, 4))
             peak = max(sampler.samples)
     print_table(
-        "Server footprint (onnx int8 engine)",
+        f"Server footprint (onnx int8 engine, {' '.join(server_args) or 'server defaults'})",
         ["measure", "value", "target"],
         [
             ["time to healthy /ping, median of 3 (s)", median(healthy), "<= 3 s"],

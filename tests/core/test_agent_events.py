@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay_core.agent_events import (
+    AgentCancel,
     AgentEnd,
     AgentError,
     AgentStart,
@@ -17,6 +18,8 @@ from relay_core.agent_events import (
     AudioStreamStart,
     TextDelta,
     TurnMode,
+    is_cancel,
+    parse_cancel,
     parse_event,
     parse_payload,
     serialize_event,
@@ -82,3 +85,13 @@ def test_event_parser_never_raises_foreign_errors(obj: dict[str, object]) -> Non
 def test_malformed_events_are_rejected(frame: str) -> None:
     with pytest.raises(ProtocolError):
         parse_event(frame)
+
+
+def test_cancel_requests() -> None:
+    assert is_cancel(AgentCancel().to_json())
+    assert not is_cancel({"prompt": "hi"})
+    assert not is_cancel("cancel")
+    assert parse_cancel(AgentCancel(request_id="t1").to_json()) == AgentCancel(request_id="t1")
+    assert parse_cancel({"action": "cancel"}) == AgentCancel()
+    with pytest.raises(InvalidFieldError, match="request_id"):
+        parse_cancel({"action": "cancel", "request_id": 7})

@@ -174,7 +174,7 @@ def test_the_kokoro_server_script_serves_the_app() -> None:
 
 
 def test_default_workers_follow_the_engine_and_the_cores() -> None:
-    assert default_workers("onnx", cpu_count=2) == 4
+    assert default_workers("onnx", cpu_count=2) == 3
     assert default_workers("onnx", cpu_count=1) == 2
     assert default_workers("onnx", cpu_count=64) == 8
     assert default_workers("torch", cpu_count=64) == 2

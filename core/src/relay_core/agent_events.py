@@ -186,6 +186,36 @@ class AgentPayload:
         return obj
 
 
+CANCEL_ACTION = "cancel"
+AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
+"""The header that names the conversation: invocations with the same value reach the same agent session."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCancel:
+    """Barge-in: cancel the running turn of the session (``request_id`` names one turn; None = every turn).
+
+    Sent to the same ``/invocations`` (same AgentCore session id) as ``{"action": "cancel", "request_id"?}``."""
+
+    request_id: str | None = None
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"action": CANCEL_ACTION}
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        return obj
+
+
+def is_cancel(obj: object) -> bool:
+    """Whether a decoded ``/invocations`` body is a cancel request rather than a turn."""
+    return isinstance(obj, dict) and obj.get("action") == CANCEL_ACTION
+
+
+def parse_cancel(obj: JsonObject) -> AgentCancel:
+    """Parse and check a cancel request. Raises only ``ProtocolError`` subclasses."""
+    return AgentCancel(request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None)
+
+
 def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
     """Parse and check an agent payload. Raises only ``ProtocolError`` subclasses."""
     obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
@@ -203,7 +233,10 @@ def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
 
 
 __all__ = [
+    "AGENTCORE_SESSION_HEADER",
+    "CANCEL_ACTION",
     "TERMINAL_EVENT_TYPES",
+    "AgentCancel",
     "AgentEnd",
     "AgentError",
     "AgentErrorCode",
@@ -219,6 +252,8 @@ __all__ = [
     "TurnStatus",
     "event_to_json",
     "get_int",
+    "is_cancel",
+    "parse_cancel",
     "parse_event",
     "parse_payload",
     "serialize_event",

@@ -9,11 +9,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
 from relay_core.agent_events import (
+    AGENTCORE_SESSION_HEADER,
+    AgentCancel,
     AgentEnd,
     AgentError,
     AgentEvent,
@@ -25,7 +26,7 @@ from relay_core.agent_events import (
 from relay_core.audio import b64decode
 from relay_core.sse import SseDecoder
 
-SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
+SESSION_HEADER = AGENTCORE_SESSION_HEADER
 """AgentCore's session header: invocations carrying the same value share one conversation."""
 
 
@@ -70,9 +71,7 @@ async def cancel_turn(
     client: httpx.AsyncClient, agent_url: str, *, session_id: str | None, request_id: str | None = None
 ) -> list[str]:
     """Ask the agent to cancel a running turn; the ids of the turns it cancelled."""
-    body: dict[str, Any] = {"action": "cancel"}
-    if request_id is not None:
-        body["request_id"] = request_id
+    body = AgentCancel(request_id=request_id).to_json()
     headers = {} if session_id is None else {SESSION_HEADER: session_id}
     response = await client.post(f"{agent_url}/invocations", json=body, headers=headers)
     response.raise_for_status()

@@ -34,6 +34,8 @@ from relay_core.agent_events import (
     AgentEvent,
     AgentPayload,
     event_to_json,
+    is_cancel,
+    parse_cancel,
     parse_payload,
 )
 from relay_core.errors import ProtocolError
@@ -47,7 +49,6 @@ from voice_agent.turn import TurnRequest, TurnSettings, run_turn
 
 logger = logging.getLogger(__name__)
 
-CANCEL_ACTION = "cancel"
 BARGE_IN_WAIT_S = 5.0
 """How long a new prompt waits for the session's cancelled turn to wind down before starting anyway."""
 
@@ -78,14 +79,15 @@ class VoiceAgentService:
 
     async def handle(self, payload: Any, session_id: str | None) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
         """A cancel answers a JSON object; anything else is a turn, answered as a stream of event objects."""
-        if isinstance(payload, dict) and payload.get("action") == CANCEL_ACTION:
+        if is_cancel(payload):
             return self.cancel(payload, session_id)
         return self.turn(payload, session_id)
 
     def cancel(self, payload: dict[str, Any], session_id: str | None) -> dict[str, Any]:
-        request_id = payload.get("request_id")
-        if request_id is not None and not isinstance(request_id, str):
-            return {"cancelled": [], "error": "'request_id' must be a string"}
+        try:
+            request_id = parse_cancel(payload).request_id
+        except ProtocolError as exc:
+            return {"cancelled": [], "error": exc.message}
         turns = self.sessions.running(session_id=session_id, request_id=request_id)
         if session_id is not None:
             turns = [t for t in turns if t.session_id == session_id]
@@ -179,4 +181,4 @@ def create_app(
     return app
 
 
-__all__ = ["CANCEL_ACTION", "VoiceAgentService", "create_app"]
+__all__ = ["VoiceAgentService", "create_app"]

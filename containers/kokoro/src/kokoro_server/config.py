@@ -39,15 +39,16 @@ class ConfigError(ValueError):
 def default_workers(engine: EngineName, cpu_count: int | None = None) -> int:
     """Inference worker threads by default.
 
-    onnx on CPU: twice the cores (at most 8). Parts of the Kokoro graph (the LSTMs, many small ops) do not use
-    ONNX Runtime's intra-op threads, so two inferences per core keep the cores busy: measured on 2 cores, 4 workers
-    serve 16 sessions at 0.96 of the raw engine's throughput, where 1 worker reached 0.84
-    (bench/bench_concurrency.py, docs/benchmarks.md). One session still runs one segment at a time, so its
-    latency is unchanged. torch: 2, so host work overlaps device work on a GPU.
+    onnx on CPU: one more than the cores (at most 8). Parts of the Kokoro graph (the LSTMs, many small ops) leave
+    ONNX Runtime's intra-op threads idle, so an extra inference in flight keeps the cores busy. Measured on 2
+    cores (bench/bench_concurrency.py, bench/bench_server.py; docs/benchmarks.md): 16 sessions get 0.84 of the raw
+    engine's throughput with 1 worker, 0.87 with 2, 0.975 with 3; peak RSS with 4 busy sessions is 477, 511 and
+    627 MB. One session still runs one segment at a time, so its latency is unchanged. torch: 2, so host work
+    overlaps device work on a GPU.
     """
     if engine == "torch":
         return 2
-    return max(1, min(8, 2 * (cpu_count or os.cpu_count() or 1)))
+    return max(1, min(8, (cpu_count or os.cpu_count() or 1) + 1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,9 @@ class OnnxSynthesizer:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads if threads is not None else (os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        # Token counts vary per segment, so ONNX Runtime's memory-pattern planning (made for fixed shapes) only
+        # adds per-shape buffers: without it, 4 concurrent inferences peak ~200 MB lower at the same speed.
+        options.enable_mem_pattern = False
         try:
             self._session = ort.InferenceSession(
                 str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
