@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--default-voice", help="voice used when a request names none")
     parser.add_argument("--lang", help="espeak-ng language of the G2P front end (default en-us)")
     parser.add_argument(
-        "--workers", type=int, help="inference worker threads (default: 2 per core up to 8 for onnx, 2 for torch)"
+        "--workers", type=int, help="inference worker threads (default: cores + 1, at most 8, for onnx; 2 for torch)"
     )
     parser.add_argument("--threads", type=int, help="CPU threads per inference (default: every core)")
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
