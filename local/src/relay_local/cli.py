@@ -92,9 +92,21 @@ def speak(args: argparse.Namespace) -> int:
     return 0
 
 
+AGENTCORE_APP_LOGGER = "bedrock_agentcore.app"
+
+
+def quiet_agentcore_access_log() -> None:
+    """The CLI prints the turn itself: keep the AgentCore app's per-request INFO lines (which it would otherwise
+    print through a handler of its own) out of the terminal; its warnings and errors still show."""
+    agentcore = logging.getLogger(AGENTCORE_APP_LOGGER)
+    agentcore.addHandler(logging.NullHandler())  # present before the app starts, so it adds no handler of its own
+    agentcore.setLevel(logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    quiet_agentcore_access_log()
     if args.command == "speak":
         return speak(args)
     raise AssertionError(f"unhandled command {args.command!r}")
