@@ -6,6 +6,8 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -143,11 +145,12 @@ def test_convert_weights_is_delegated(capsys: pytest.CaptureFixture[str]) -> Non
     assert "kokoro-server convert-weights" in capsys.readouterr().out
 
 
-def test_the_kokoro_server_script_serves_the_app() -> None:
-    """The installed script starts uvicorn with the app; a bad model path keeps /ping at 503 with the reason."""
+@contextmanager
+def kokoro_server_script(*args: str) -> Iterator[str]:
+    """Run the installed ``kokoro-server`` script on a free loopback port; yields its base URL."""
     script = Path(sys.executable).with_name("kokoro-server")
     process = subprocess.Popen(
-        [str(script), "--host", "127.0.0.1", "--port", "0", "--model", "/nonexistent/m.onnx"],
+        [str(script), "--host", "127.0.0.1", "--port", "0", *args],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -161,16 +164,43 @@ def test_the_kokoro_server_script_serves_the_app() -> None:
                 url = found.group(1)
                 break
         assert url is not None
-        with httpx.Client(base_url=url, timeout=30) as http:
-            reply = http.get("/ping")
-            while reply.json()["status"] == "loading":
-                reply = http.get("/ping")
-        assert reply.status_code == 503
-        assert reply.json()["status"] == "failed"
-        assert "/nonexistent/m.onnx" in reply.json()["error"]["message"]
+        yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def settled_ping(url: str) -> httpx.Response:
+    """``/ping`` once the model has finished loading (or failed to)."""
+    with httpx.Client(base_url=url, timeout=60) as http:
+        reply = http.get("/ping")
+        while reply.json()["status"] == "loading":
+            reply = http.get("/ping")
+        return reply
+
+
+def test_the_kokoro_server_script_serves_the_app() -> None:
+    """The installed script starts uvicorn with the app; a bad model path keeps /ping at 503 with the reason."""
+    with kokoro_server_script("--model", "/nonexistent/m.onnx") as url:
+        reply = settled_ping(url)
+    assert reply.status_code == 503
+    assert reply.json()["status"] == "failed"
+    assert "/nonexistent/m.onnx" in reply.json()["error"]["message"]
+
+
+def test_engine_torch_with_no_weights_directory_speaks_with_the_converted_weights(
+    converted_weights_dir: Path,
+) -> None:
+    """``kokoro-server --engine torch`` with no weights directory loads the weights converted from the ONNX."""
+    with kokoro_server_script("--engine", "torch") as url:
+        reply = settled_ping(url)
+        assert reply.status_code == 200
+        assert reply.json()["engine"] == "torch"
+        with httpx.Client(base_url=url, timeout=120) as http:
+            speech = http.post("/invocations", json={"text": "Good morning.", "format": "pcm", "stream": False})
+    assert speech.status_code == 200
+    assert float(speech.headers["X-Audio-Duration"]) > 0.4
+    assert converted_weights_dir.is_dir()
 
 
 def test_default_workers_follow_the_engine_and_the_cores() -> None:
