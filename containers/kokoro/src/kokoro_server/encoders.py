@@ -2,16 +2,14 @@
 
 Every encoder takes s16le mono PCM segment by segment and returns the bytes it can emit so far, so a streamed
 answer carries audio as each segment is produced. WAV streams with 0xFFFFFFFF sizes (the length is unknown);
-:func:`encode_whole` writes exact sizes. mp3, opus (in Ogg) and flac go through PyAV (FFmpeg's encoders).
+:func:`encode_whole` writes exact sizes. mp3, opus (in Ogg) and flac go through PyAV (FFmpeg's encoders,
+:mod:`kokoro_server.codec_encoder`).
 The encoders are not thread-safe; one request uses one encoder, sequentially.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
-
-import av
-import numpy as np
 
 from relay_core import limits
 from relay_core.audio import wav_bytes, wav_header
@@ -57,76 +55,16 @@ class StreamingWavEncoder(PcmEncoder):
         return wav_header(None, sample_rate=self.sample_rate)
 
 
-class _Sink:
-    """A write-only file for PyAV's muxer: collects what it writes until taken."""
-
-    def __init__(self) -> None:
-        self._chunks: list[bytes] = []
-
-    def write(self, data: bytes) -> int:
-        self._chunks.append(bytes(data))
-        return len(data)
-
-    def take(self) -> bytes:
-        out = b"".join(self._chunks)
-        self._chunks.clear()
-        return out
-
-
-_AV_FORMATS = {
-    AudioFormat.MP3: ("mp3", "libmp3lame"),
-    AudioFormat.OPUS: ("ogg", "libopus"),
-    AudioFormat.FLAC: ("flac", "flac"),
-}
-
-
-class AvEncoder:
-    """mp3, opus (Ogg) or flac through PyAV, muxed into a non-seekable sink so that output streams."""
-
-    def __init__(self, fmt: AudioFormat, sample_rate: int) -> None:
-        if fmt not in _AV_FORMATS:
-            raise ValueError(f"PyAV encodes {', '.join(f.value for f in _AV_FORMATS)}, not {fmt.value}")
-        container_format, codec = _AV_FORMATS[fmt]
-        self.sample_rate = sample_rate
-        self._sink = _Sink()
-        self._container = av.open(self._sink, mode="w", format=container_format)
-        stream = self._container.add_stream(codec, rate=sample_rate)
-        if not isinstance(stream, av.audio.stream.AudioStream):  # pragma: no cover - an audio codec gives one
-            raise TypeError(f"PyAV made a {type(stream).__name__} for audio codec {codec}")
-        stream.layout = "mono"
-        self._stream = stream
-        self._pts = 0
-        self._closed = False
-
-    def begin(self) -> bytes:
-        return b""
-
-    def encode(self, pcm: bytes) -> bytes:
-        samples = np.frombuffer(pcm, dtype="<i2")
-        if samples.size:
-            frame = av.AudioFrame.from_ndarray(samples.reshape(1, -1), format="s16", layout="mono")
-            frame.sample_rate = self.sample_rate
-            frame.pts = self._pts
-            self._pts += samples.size
-            for packet in self._stream.encode(frame):
-                self._container.mux(packet)
-        return self._sink.take()
-
-    def finish(self) -> bytes:
-        if not self._closed:
-            self._closed = True
-            for packet in self._stream.encode(None):
-                self._container.mux(packet)
-            self._container.close()
-        return self._sink.take()
-
-
 def streaming_encoder(fmt: AudioFormat, *, sample_rate: int = limits.SAMPLE_RATE) -> AudioEncoder:
     """The incremental encoder for ``fmt``."""
     if fmt is AudioFormat.PCM:
         return PcmEncoder()
     if fmt is AudioFormat.WAV:
         return StreamingWavEncoder(sample_rate)
+    # PyAV (FFmpeg's libraries, ~15 MB of RSS) is loaded on the first compressed request, not at start-up:
+    # the WebSocket session and PCM/WAV answers never need it.
+    from kokoro_server.codec_encoder import AvEncoder  # noqa: PLC0415
+
     return AvEncoder(fmt, sample_rate)
 
 
