@@ -42,8 +42,8 @@ def default_workers(engine: EngineName, cpu_count: int | None = None) -> int:
     onnx on CPU: one more than the cores (at most 8). Parts of the Kokoro graph (the LSTMs, many small ops) leave
     ONNX Runtime's intra-op threads idle, so an extra inference in flight keeps the cores busy. Measured on 2
     cores (bench/bench_concurrency.py, bench/bench_server.py; docs/benchmarks.md): 16 sessions get 0.84 of the raw
-    engine's throughput with 1 worker, 0.87 with 2, 0.975 with 3; peak RSS with 4 busy sessions is 477, 511 and
-    627 MB. One session still runs one segment at a time, so its latency is unchanged. torch: 2, so host work
+    engine's throughput with 1 worker, 0.87 with 2, 0.94-0.975 with 3; peak RSS with 4 busy sessions is 477, 511
+    and 561-589 MB. One session still runs one segment at a time, so its latency is unchanged. torch: 2, so host work
     overlaps device work on a GPU.
     """
     if engine == "torch":
