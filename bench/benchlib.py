@@ -13,8 +13,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +21,8 @@ from websockets.asyncio.client import connect
 
 from relay_core import limits
 from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
-from relay_core.tts_messages import SynthesisComplete, Synthesize
+from relay_core.tts_messages import SESSION_PATH, SynthesisComplete, Synthesize
+from relay_local.stack import wait_until_ready
 
 REFERENCE_TEXT = (
     "As soon as the agent starts writing, its voice starts speaking. "
@@ -35,7 +34,7 @@ REFERENCE_TEXT = (
 267-character, four-sentence text. It opens with a clause of five words, as LLM replies often do, which the
 first-fragment policy can send early. Used by every TTFA benchmark (and as the speak model's reply)."""
 
-WS_PATH = "/invocations-bidirectional-stream"
+WS_PATH = SESSION_PATH
 
 
 def free_port() -> int:
@@ -63,14 +62,6 @@ class ServerProcess:
         return f"ws://127.0.0.1:{self.port}{WS_PATH}"
 
 
-def ping_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/ping", timeout=2) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False
-
-
 @contextlib.contextmanager
 def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[ServerProcess]:
     """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards."""
@@ -85,13 +76,7 @@ def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float =
     )
     server = ServerProcess(process=process, port=port, started_at=started)
     try:
-        deadline = started + timeout_s
-        while not ping_ok(server.http_url):
-            if process.poll() is not None:
-                raise RuntimeError(f"kokoro-server exited with {process.returncode} before /ping was healthy")
-            if time.perf_counter() > deadline:
-                raise TimeoutError(f"kokoro-server was not healthy within {timeout_s} s")
-            time.sleep(0.02)
+        wait_until_ready(server.http_url, timeout_s=timeout_s, poll_s=0.02, alive=lambda: process.poll() is None)
         server.healthy_after_s = time.perf_counter() - started
         yield server
     finally:

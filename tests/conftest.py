@@ -53,7 +53,9 @@ class RunningServer:
     @property
     def ws_url(self) -> str:
         """The TTS session endpoint, ``ws://127.0.0.1:<port>/invocations-bidirectional-stream``."""
-        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+        from relay_core.tts_messages import SESSION_PATH  # noqa: PLC0415
+
+        return f"ws://127.0.0.1:{self.port}{SESSION_PATH}"
 
 
 @contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
+from relay_core.tts_client import AudioReceived, RequestEnded, SessionError, TtsClientSession
 from relay_core.tts_messages import SynthesisCancelled, SynthesisComplete, Synthesize, TtsError
 from relay_core.tts_session import TtsServerSession
 
@@ -56,4 +56,3 @@ def test_errors_cancellations_and_protocol_violations() -> None:
         client.receive_frame(b"\x00\x00")
     with pytest.raises(ProtocolError):
         client.synthesize(Synthesize(text="no id"))
-    assert isinstance(RequestStarted, type)

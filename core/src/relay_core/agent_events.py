@@ -15,7 +15,7 @@ from typing import Any
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
-from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_number, get_str
+from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
 
 
 class AgentEventType(StrEnum):
@@ -251,7 +251,6 @@ __all__ = [
     "TurnMode",
     "TurnStatus",
     "event_to_json",
-    "get_int",
     "is_cancel",
     "parse_cancel",
     "parse_event",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+import sys
 from array import array
 from collections.abc import Iterator, Sequence
 
@@ -26,12 +27,9 @@ def float_to_pcm16(samples: Sequence[float] | memoryview) -> bytes:
     out = array("h", (round(max(-1.0, min(1.0, float(x))) * 32767) for x in samples))
     if out.itemsize != 2:  # pragma: no cover - every CPython platform has 2-byte shorts
         raise AudioFormatError("this platform's short is not 2 bytes")
-    return out.tobytes() if struct.pack("=h", 1) == struct.pack("<h", 1) else _byteswap(out)
-
-
-def _byteswap(values: array[int]) -> bytes:  # pragma: no cover - big-endian hosts only
-    values.byteswap()
-    return values.tobytes()
+    if sys.byteorder == "big":  # pragma: no cover - little-endian on every supported host
+        out.byteswap()
+    return out.tobytes()
 
 
 def pcm_duration_s(n_bytes: int, *, sample_rate: int = limits.SAMPLE_RATE) -> float:

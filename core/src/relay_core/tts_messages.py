@@ -26,6 +26,9 @@ from relay_core.fields import (
     peek_request_id,
 )
 
+SESSION_PATH = "/invocations-bidirectional-stream"
+"""The container's WebSocket route of the TTS session (SageMaker's bidirectional-stream invocation path)."""
+
 
 class TtsMessageType(StrEnum):
     """Every ``type`` of the TTS session protocol."""

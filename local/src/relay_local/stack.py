@@ -9,24 +9,35 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 import httpx
 
 from kokoro_server.app import create_app as create_tts_app
+from relay_core.tts_messages import SESSION_PATH
 from relay_local.servers import BackgroundServer, ServerStartError
 from voice_agent.app import create_app as create_agent_app
 from voice_agent.config import AgentConfig, ModelKind
 
-TTS_WS_PATH = "/invocations-bidirectional-stream"
+TTS_WS_PATH = SESSION_PATH
 MODEL_LOAD_TIMEOUT_S = 180.0
 
 
-def wait_until_ready(http_url: str, *, timeout_s: float = MODEL_LOAD_TIMEOUT_S) -> None:
-    """Block until ``GET {http_url}/ping`` answers 200 (the TTS model is loaded)."""
+def wait_until_ready(
+    http_url: str,
+    *,
+    timeout_s: float = MODEL_LOAD_TIMEOUT_S,
+    poll_s: float = 0.1,
+    alive: Callable[[], bool] = lambda: True,
+) -> None:
+    """Block until ``GET {http_url}/ping`` answers 200 (the TTS model is loaded), checking every ``poll_s``.
+    ``alive`` (e.g. "the server process still runs") failing ends the wait at once with ``ServerStartError``."""
     deadline = time.monotonic() + timeout_s
     last = "no answer"
     while time.monotonic() < deadline:
+        if not alive():
+            raise ServerStartError(f"the server behind {http_url} stopped before /ping answered 200 (last: {last})")
         try:
             response = httpx.get(f"{http_url}/ping", timeout=2.0)
         except httpx.HTTPError as exc:
@@ -35,7 +46,7 @@ def wait_until_ready(http_url: str, *, timeout_s: float = MODEL_LOAD_TIMEOUT_S) 
             if response.status_code == 200:
                 return
             last = f"HTTP {response.status_code}"
-        time.sleep(0.1)
+        time.sleep(poll_s)
     raise ServerStartError(f"{http_url}/ping did not answer 200 within {timeout_s:.0f} s (last: {last})")
 
 

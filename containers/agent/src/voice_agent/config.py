@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from relay_core import limits
 from relay_core.audio import max_pcm_bytes_for_base64
+from relay_core.tts_messages import SESSION_PATH
 from voice_agent.errors import ConfigError
 
 AUDIO_CHUNK_OVERHEAD_BYTES = 512
@@ -55,7 +56,7 @@ class AgentConfig:
     """Everything the agent needs to know; every field has a working local default."""
 
     transport: TransportKind = TransportKind.WS
-    tts_url: str = "ws://127.0.0.1:8000/invocations-bidirectional-stream"
+    tts_url: str = f"ws://127.0.0.1:8000{SESSION_PATH}"
     sagemaker_endpoint: str | None = None
     aws_region: str | None = None
     model: ModelKind = ModelKind.SPEAK

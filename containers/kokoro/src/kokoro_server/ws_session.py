@@ -27,12 +27,12 @@ from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.synthesis import Synthesis
 from relay_core.errors import InvalidFieldError, ProtocolError
-from relay_core.tts_messages import Synthesize, TtsErrorCode
+from relay_core.tts_messages import SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts_session import TtsServerSession
 
 logger = logging.getLogger(__name__)
 
-PATH = "/invocations-bidirectional-stream"
+PATH = SESSION_PATH
 TRY_AGAIN_LATER = 1013
 """WebSocket close code for "the model is not loaded yet"."""
 
