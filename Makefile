@@ -4,6 +4,7 @@
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
+export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYENV_VERSION := $(shell cat .python-version 2>/dev/null | head -n 1)
 UV := python3 -m uv
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
@@ -23,7 +24,7 @@ lint: setup
 	$(UV) run ruff format --check .
 
 typecheck: setup
-	$(UV) run mypy core/src containers/kokoro/src containers/agent/src local/src tests bench
+	$(UV) run mypy core/src containers/kokoro/src containers/agent/src local/src functions/src infra/src tests bench
 
 unit: setup
 	$(UV) run pytest

@@ -1,0 +1,1 @@
+"""The API Gateway WebSocket route handlers and the turn relay."""

@@ -1,0 +1,1 @@
+"""Task functions of the Step Functions workflows (smoke test, dependency audit, cleanup)."""

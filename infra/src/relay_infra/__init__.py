@@ -1,0 +1,1 @@
+"""relay_infra: the AWS CDK app (stacks compose constructs)."""
