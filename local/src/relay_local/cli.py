@@ -1,95 +1,30 @@
 """``relay``: the Kokoro Relay command line.
 
-``relay speak "prompt"`` runs the whole voice path on this machine: it starts the TTS container app (the real
-Kokoro model) and the agent app on free loopback ports (or uses ``--tts-url`` / ``--agent-url``), sends the
-prompt, prints the reply's text as it streams and the time to first audio, and writes the audio to a WAV
-file. The default model is ``speak``, the offline echo model: the reply IS the prompt, streamed back token by
-token at ``--rate`` tokens/s, so no LLM is needed (say so when you demo it); ``--model bedrock|openai|ollama``
-uses a real one.
+Each subcommand lives in a module of its own (``speak_cli``, ...) that registers its parser with
+``add_parser(commands)`` and sets ``run`` (a function of the parsed arguments returning the exit code); this
+module only assembles them, so parts of the CLI can grow without touching each other.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import sys
-from pathlib import Path
+from collections.abc import Callable
+from types import ModuleType
 
-import httpx
+from relay_local import speak_cli
 
-from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, TextDelta, TurnMode
-from relay_core.audio import pcm_duration_s, wav_bytes
-from relay_local.agent_client import TurnResult, collect_turn
-from relay_local.stack import VoiceStack
-from voice_agent.config import AgentConfig, ModelKind
-from voice_agent.errors import ConfigError
+SUBCOMMANDS: tuple[ModuleType, ...] = (speak_cli,)
+"""The modules that provide ``relay`` subcommands, in the order ``relay --help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relay", description="Kokoro Relay: give an AI agent a voice.")
     commands = parser.add_subparsers(dest="command", required=True)
-    speak = commands.add_parser("speak", help="run agent + TTS locally, stream a reply, write it to a WAV file")
-    speak.add_argument("prompt", help="what to say to the agent")
-    speak.add_argument("--out", type=Path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)")
-    speak.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
-    speak.add_argument("--voice", help="voice name or blend (default: the container's)")
-    speak.add_argument("--speed", type=float, default=1.0, help="speech speed 0.5-2.0")
-    speak.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
-    speak.add_argument("--agent-url", help="use this running agent (http://host:port)")
-    speak.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
-    speak.add_argument("--model-id", help="model id for bedrock/openai/ollama")
-    speak.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
-    speak.add_argument("--rate", type=float, default=40.0, help="speak model: tokens per second (default 40)")
-    speak.add_argument("--session-id", help="AgentCore session id (a conversation); default: a one-off turn")
-    speak.add_argument("--quiet", action="store_true", help="print only the summary")
+    for module in SUBCOMMANDS:
+        module.add_parser(commands)
     return parser
-
-
-async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
-    payload = AgentPayload(prompt=args.prompt, mode=TurnMode(args.mode), voice=args.voice, speed=args.speed)
-
-    def show(event: AgentEvent) -> None:
-        if isinstance(event, TextDelta) and not args.quiet:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
-
-    async with httpx.AsyncClient() as client:
-        return await collect_turn(client, agent_url, payload, session_id=args.session_id, on_event=show)
-
-
-def speak(args: argparse.Namespace) -> int:
-    try:
-        config = AgentConfig(
-            model=ModelKind(args.model),
-            model_id=args.model_id,
-            model_base_url=args.base_url,
-            speak_tokens_per_s=args.rate,
-        )
-    except ConfigError as exc:
-        print(f"relay speak: {exc.message}", file=sys.stderr)
-        return 2
-    if config.model is ModelKind.SPEAK:
-        print("[model: speak — the offline echo model streams your prompt back as the reply; no LLM]", file=sys.stderr)
-    print("[starting the local stack...]", file=sys.stderr)
-    with VoiceStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config) as stack:
-        result = asyncio.run(_speak(args, stack.agent_url))
-    print()
-    terminal = result.terminal
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_bytes(wav_bytes(result.pcm))
-    ttfa = "n/a" if result.time_to_first_audio_s is None else f"{result.time_to_first_audio_s * 1000:.0f} ms"
-    print(
-        f"time to first audio: {ttfa}; audio {pcm_duration_s(len(result.pcm)):.2f} s in {result.elapsed_s:.2f} s; "
-        f"wrote {args.out}",
-    )
-    if isinstance(terminal, AgentError):
-        print(f"relay speak: the agent reported {terminal.code}: {terminal.message}", file=sys.stderr)
-        return 1
-    if not isinstance(terminal, AgentEnd):
-        print("relay speak: the turn ended without agent_end", file=sys.stderr)
-        return 1
-    return 0
 
 
 AGENTCORE_APP_LOGGER = "bedrock_agentcore.app"
@@ -107,9 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     quiet_agentcore_access_log()
-    if args.command == "speak":
-        return speak(args)
-    raise AssertionError(f"unhandled command {args.command!r}")
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,91 @@
+"""``relay speak "prompt"``: one turn through the local agent and TTS container apps, written to a WAV file.
+
+It starts the TTS container app (the real Kokoro model) and the agent app on free loopback ports (or uses
+``--tts-url`` / ``--agent-url``), sends the prompt, prints the reply's text as it streams and the time to first
+audio, and writes the audio to a WAV file. The default model is ``speak``, the offline echo model: the reply IS
+the prompt, streamed back token by token at ``--rate`` tokens/s, so no LLM is needed (say so when you demo it);
+``--model bedrock|openai|ollama`` uses a real one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+import httpx
+
+from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, TextDelta, TurnMode
+from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_local.agent_client import TurnResult, collect_turn
+from relay_local.stack import VoiceStack
+from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.errors import ConfigError
+
+NAME = "speak"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``relay speak`` and its options."""
+    parser = commands.add_parser("speak", help="run agent + TTS locally, stream a reply, write it to a WAV file")
+    parser.add_argument("prompt", help="what to say to the agent")
+    parser.add_argument("--out", type=Path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)")
+    parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
+    parser.add_argument("--voice", help="voice name or blend (default: the container's)")
+    parser.add_argument("--speed", type=float, default=1.0, help="speech speed 0.5-2.0")
+    parser.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
+    parser.add_argument("--agent-url", help="use this running agent (http://host:port)")
+    parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
+    parser.add_argument("--model-id", help="model id for bedrock/openai/ollama")
+    parser.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
+    parser.add_argument("--rate", type=float, default=40.0, help="speak model: tokens per second (default 40)")
+    parser.add_argument("--session-id", help="AgentCore session id (a conversation); default: a one-off turn")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.set_defaults(run=speak)
+
+
+async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
+    payload = AgentPayload(prompt=args.prompt, mode=TurnMode(args.mode), voice=args.voice, speed=args.speed)
+
+    def show(event: AgentEvent) -> None:
+        if isinstance(event, TextDelta) and not args.quiet:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+
+    async with httpx.AsyncClient() as client:
+        return await collect_turn(client, agent_url, payload, session_id=args.session_id, on_event=show)
+
+
+def speak(args: argparse.Namespace) -> int:
+    try:
+        config = AgentConfig(
+            model=ModelKind(args.model),
+            model_id=args.model_id,
+            model_base_url=args.base_url,
+            speak_tokens_per_s=args.rate,
+        )
+    except ConfigError as exc:
+        print(f"relay speak: {exc.message}", file=sys.stderr)
+        return 2
+    if config.model is ModelKind.SPEAK:
+        print("[model: speak — the offline echo model streams your prompt back as the reply; no LLM]", file=sys.stderr)
+    print("[starting the local stack...]", file=sys.stderr)
+    with VoiceStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config) as stack:
+        result = asyncio.run(_speak(args, stack.agent_url))
+    print()
+    terminal = result.terminal
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(wav_bytes(result.pcm))
+    ttfa = "n/a" if result.time_to_first_audio_s is None else f"{result.time_to_first_audio_s * 1000:.0f} ms"
+    print(
+        f"time to first audio: {ttfa}; audio {pcm_duration_s(len(result.pcm)):.2f} s in {result.elapsed_s:.2f} s; "
+        f"wrote {args.out}",
+    )
+    if isinstance(terminal, AgentError):
+        print(f"relay speak: the agent reported {terminal.code}: {terminal.message}", file=sys.stderr)
+        return 1
+    if not isinstance(terminal, AgentEnd):
+        print("relay speak: the turn ended without agent_end", file=sys.stderr)
+        return 1
+    return 0
