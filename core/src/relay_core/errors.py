@@ -60,3 +60,21 @@ class AudioFormatError(RelayError):
     """Audio bytes that do not match the declared sample format."""
 
     code = "invalid_audio"
+
+
+class UnknownActionError(ProtocolError):
+    """A client→gateway message whose ``action`` is missing or not one of the client protocol's actions."""
+
+    code = "unknown_action"
+
+
+class UnknownTurnError(RelayError):
+    """A ``cancel`` or ``resume`` names a turn that does not exist or does not belong to the user."""
+
+    code = "unknown_turn"
+
+
+class ResumeExpiredError(RelayError):
+    """A ``resume`` came too late: the turn's messages after ``after_seq`` are no longer kept."""
+
+    code = "resume_expired"

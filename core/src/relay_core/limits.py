@@ -50,3 +50,18 @@ APIGW_MESSAGE_BYTES: Final = 128 * 1024
 APIGW_INTEGRATION_TIMEOUT_S: Final = 29.0
 APIGW_IDLE_TIMEOUT_S: Final = 10 * 60
 APIGW_CONNECTION_LIFETIME_S: Final = 2 * 60 * 60
+
+# --- Client protocol over the API Gateway WebSocket (ARCHITECTURE §4, docs/client-protocol.md) -------------
+CLIENT_FRAME_BUDGET_BYTES: Final = 31 * 1024
+"""Most UTF-8 bytes in one gateway→client message: under APIGW_FRAME_BYTES (32 KiB) and under 32,000 (32 KB
+read as decimal) with room to spare, so no message is ever split into WebSocket continuation frames."""
+CLIENT_MESSAGE_MAX_BYTES: Final = APIGW_MESSAGE_BYTES
+"""Most UTF-8 bytes in one client→gateway message (API Gateway's message quota; room for a MAX_PROMPT_CHARS prompt)."""
+MAX_TURN_ID_CHARS: Final = 64
+"""A turn id is 1..64 characters of ``A-Z a-z 0-9 - _ . :`` (it keys the turns table and is the agent request id)."""
+RESUME_WINDOW_S: Final = 30
+"""Seconds after a connection drops during which a new connection of the same user may ``resume`` the turn."""
+RESUME_BUFFER_MAX_MESSAGES: Final = 4096
+"""Most recent messages of one turn kept for ``resume``; older ones are evicted first."""
+RESUME_BUFFER_MAX_BYTES: Final = 8 * 1024 * 1024
+"""Most UTF-8 bytes of recent messages of one turn kept for ``resume`` (about two minutes of audio)."""

@@ -1,0 +1,236 @@
+"""Re-framing agent events (§3) into the numbered, size-bounded turn messages of the client protocol (§4).
+
+:class:`TurnFramer` is the relay's one tool for this. Guarantees, for any sequence of agent events:
+
+* every returned message is a JSON text whose UTF-8 size is at most ``budget_bytes``
+  (default ``limits.CLIENT_FRAME_BUDGET_BYTES``, under API Gateway's 32 KB frame quota);
+* messages are numbered by one ``seq`` from 0, contiguous, in the order returned;
+* ``audio_chunk`` is cut on whole samples; the pieces' PCM joins back to the agent chunk's PCM byte for byte,
+  and ``sample_offset`` counts the turn's samples before each piece;
+* ``text_delta`` longer than the budget is cut on code point boundaries; the pieces join back to the text
+  (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
+* exactly one terminal message (``agent_end`` or ``error``) ends the turn: framing anything after it raises
+  :class:`~relay_core.errors.SessionStateError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from functools import partial
+
+from relay_core import limits
+from relay_core.agent_events import (
+    AgentEnd,
+    AgentError,
+    AgentEvent,
+    AgentStart,
+    AudioChunk,
+    AudioStreamEnd,
+    AudioStreamStart,
+    TextDelta,
+)
+from relay_core.audio import b64decode, b64encode, chunk_pcm, max_pcm_bytes_for_base64
+from relay_core.client_messages import ClientErrorCode, check_turn_id
+from relay_core.errors import AudioFormatError, LimitExceededError, SessionStateError
+from relay_core.turn_messages import (
+    TurnAudio,
+    TurnAudioEnd,
+    TurnAudioStart,
+    TurnEnd,
+    TurnError,
+    TurnMessage,
+    TurnStart,
+    TurnText,
+    serialize_turn_message,
+)
+
+_WIDE_INT = 10**15
+"""A stand-in for seq/offset values when measuring a message's fixed overhead (wider than any real value)."""
+_MIN_BUDGET = 1024
+_MAX_ERROR_MESSAGE_CHARS = 1000
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8 (what API Gateway counts)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _json_char_bytes(char: str) -> int:
+    """UTF-8 bytes ``char`` takes inside a JSON string as ``encode_json`` writes it."""
+    return utf8_size(json.dumps(char, ensure_ascii=False)) - 2
+
+
+def _without_lone_surrogates(text: str) -> str:
+    """``text`` with any unpaired surrogate (not encodable in UTF-8) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
+    """Cut ``text`` on code point boundaries into non-empty pieces whose JSON-escaped UTF-8 size is at most
+    ``room_bytes`` each; the pieces join back to ``text``. Empty text yields nothing."""
+    if room_bytes < 12:  # the widest escaped code point is 6 bytes ("\\u001f"); leave room for two
+        raise ValueError(f"room_bytes must be at least 12; got {room_bytes}")
+    start = 0
+    used = 0
+    for index, char in enumerate(text):
+        cost = _json_char_bytes(char)
+        if used + cost > room_bytes:
+            yield text[start:index]
+            start, used = index, 0
+        used += cost
+    if start < len(text):
+        yield text[start:]
+
+
+class TurnFramer:
+    """Numbers and cuts one turn's agent events into client messages. Not thread-safe; one per turn."""
+
+    def __init__(self, turn_id: str, *, budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) -> None:
+        if budget_bytes < _MIN_BUDGET:
+            raise ValueError(f"budget_bytes must be at least {_MIN_BUDGET}; got {budget_bytes}")
+        self.turn_id = check_turn_id(turn_id)
+        self.budget_bytes = budget_bytes
+        self.next_seq = 0
+        """The seq the next message will carry (so the number of messages framed so far)."""
+        self.finished = False
+        """True once the terminal message was framed."""
+        self.samples = 0
+        """Samples of audio framed so far (the next piece's ``sample_offset``)."""
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last message framed; -1 before the first."""
+        return self.next_seq - 1
+
+    # --- public API ------------------------------------------------------------------------------------------
+
+    def frame(self, event: AgentEvent) -> list[str]:
+        """The serialized client messages for one agent event, numbered in order, each within the budget.
+
+        Raises ``SessionStateError`` after the terminal message and ``AudioFormatError`` for audio that is not
+        whole s16le samples in base64; in both cases nothing is numbered, so the relay can go on with
+        :meth:`fail` (e.g. code ``internal_error``) to end the turn cleanly."""
+        return [text for _seq, text in self.frame_numbered(event)]
+
+    def frame_numbered(self, event: AgentEvent) -> list[tuple[int, str]]:
+        """Like :meth:`frame`, with each message's seq (what :class:`~relay_core.resume_buffer.ResumeBuffer`
+        keeps them by)."""
+        self._check_open()
+        builders = self._builders(event)
+        return self._number(builders, terminal=isinstance(event, AgentEnd | AgentError))
+
+    def fail(self, code: str | ClientErrorCode, message: str) -> list[str]:
+        """End the turn with a terminal ``error`` (e.g. ``agent_unavailable`` when the agent cannot be reached).
+        ``message`` should say what the user can do; it is shortened to fit the frame."""
+        return [text for _seq, text in self.fail_numbered(code, message)]
+
+    def fail_numbered(self, code: str | ClientErrorCode, message: str) -> list[tuple[int, str]]:
+        """Like :meth:`fail`, with the message's seq."""
+        return self.frame_numbered(AgentError(request_id=self.turn_id, code=str(code), message=message))
+
+    # --- internals -------------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.finished:
+            raise SessionStateError(
+                f"turn {self.turn_id!r} already ended (its last seq is {self.last_seq}): start a new TurnFramer"
+            )
+
+    def _number(self, builders: list[Callable[[int], TurnMessage]], *, terminal: bool) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        for offset, build in enumerate(builders):
+            seq = self.next_seq + offset
+            text = serialize_turn_message(build(seq))
+            size = utf8_size(text)
+            if size > self.budget_bytes:  # a bug in the overhead arithmetic: never send an oversize frame
+                raise LimitExceededError(f"framed message of {size} bytes exceeds the {self.budget_bytes}-byte budget")
+            out.append((seq, text))
+        self.next_seq += len(out)
+        if terminal:
+            self.finished = True
+        return out
+
+    def _overhead(self, message: TurnMessage) -> int:
+        """Fixed bytes of ``message`` with its variable field empty (numbers as wide as they can get)."""
+        return utf8_size(serialize_turn_message(message))
+
+    def _builders(self, event: AgentEvent) -> list[Callable[[int], TurnMessage]]:
+        tid = self.turn_id
+        if isinstance(event, TextDelta):
+            return self._text_builders(event.text)
+        if isinstance(event, AudioChunk):
+            return self._audio_builders(event)
+        if isinstance(event, AgentStart):
+            return [lambda seq: TurnStart(tid, seq, mode=event.mode, model=event.model[:200])]
+        if isinstance(event, AudioStreamStart):
+            return [
+                lambda seq: TurnAudioStart(
+                    tid,
+                    seq,
+                    voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS],
+                    format=event.format,
+                    sample_rate=event.sample_rate,
+                    channels=event.channels,
+                )
+            ]
+        if isinstance(event, AudioStreamEnd):
+            samples = self.samples
+            return [
+                lambda seq: TurnAudioEnd(
+                    tid,
+                    seq,
+                    total_chunks=event.total_chunks,
+                    total_samples=samples,
+                    duration_s=event.duration_s,
+                )
+            ]
+        if isinstance(event, AgentEnd):
+            return [
+                lambda seq: TurnEnd(
+                    tid,
+                    seq,
+                    status=event.status,
+                    text_chars=event.text_chars,
+                    sentences=event.sentences,
+                    first_audio_s=event.first_audio_s,
+                    elapsed_s=event.elapsed_s,
+                )
+            ]
+        message = _without_lone_surrogates(event.message)[:_MAX_ERROR_MESSAGE_CHARS]
+        code = event.code[:64]
+        return [lambda seq: TurnError(tid, seq, code=code, message=message)]
+
+    def _text_builders(self, text: str) -> list[Callable[[int], TurnMessage]]:
+        tid = self.turn_id
+        text = _without_lone_surrogates(text)
+        room = self.budget_bytes - self._overhead(TurnText(tid, _WIDE_INT, ""))
+        pieces = list(split_text_to_fit(text, room)) or [""]
+        return [partial(TurnText, tid, text=piece) for piece in pieces]
+
+    def _audio_builders(self, event: AudioChunk) -> list[Callable[[int], TurnMessage]]:
+        tid = self.turn_id
+        pcm = b64decode(event.data)
+        if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
+            raise AudioFormatError(
+                f"audio_chunk {event.seq} has {len(pcm)} bytes, not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples"
+            )
+        overhead = self._overhead(
+            TurnAudio(tid, _WIDE_INT, chunk=max(event.seq, _WIDE_INT), sample_offset=_WIDE_INT, data="")
+        )
+        step = max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead)
+        pieces = list(chunk_pcm(pcm, step)) or [b""]
+        builders: list[Callable[[int], TurnMessage]] = []
+        for piece in pieces:
+            offset = self.samples
+            self.samples += len(piece) // limits.SAMPLE_WIDTH_BYTES
+            data = b64encode(piece)
+            builders.append(partial(TurnAudio, tid, chunk=event.seq, sample_offset=offset, data=data))
+        return builders
+
+
+__all__ = ["TurnFramer", "split_text_to_fit", "utf8_size"]
