@@ -1,0 +1,88 @@
+// Local mode (web/agent_direct.js): the agent's SSE body, cut into arbitrary chunks, gives the page the same
+// text and PCM relay_core framed; cancel posts the agent's cancel action with the same session header.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { AGENTCORE_SESSION_HEADER, AgentDirectClient, AgentEventMapper, newSessionId } from "../../web/agent_direct.js";
+
+const sse = JSON.parse(readFileSync(new URL("./fixtures/sse_cases.json", import.meta.url), "utf8"));
+const session = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
+const turnBody = Buffer.from(sse[0].body_b64, "base64");
+const expected = session[0].expect; // the same agent turn, as relay_core's truth
+
+/** A fetch stand-in answering one SSE body in chunks of `step` bytes; records requests. */
+function fakeFetch(body, step, requests) {
+  return async (url, init) => {
+    requests.push({ url, init });
+    const payload = JSON.parse(init.body);
+    if (payload.action === "cancel") return new Response(JSON.stringify({ cancelled: [payload.request_id] }));
+    const stream = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < body.length; i += step) controller.enqueue(new Uint8Array(body.subarray(i, i + step)));
+        controller.close();
+      },
+    });
+    return new Response(stream, { headers: { "content-type": "text/event-stream" } });
+  };
+}
+
+function collect(events) {
+  const pcm = events.filter((e) => e.type === "audio").map((e) => Buffer.from(e.samples.buffer));
+  return {
+    text: events.filter((e) => e.type === "text").map((e) => e.text).join(""),
+    pcm_b64: Buffer.concat(pcm).toString("base64"),
+    last: events.at(-1),
+  };
+}
+
+for (const step of [1, 7, 4096, 1 << 20]) {
+  test(`direct: a turn read in ${step}-byte chunks yields the agent's text and PCM`, async () => {
+    const events = [];
+    const requests = [];
+    const client = new AgentDirectClient({ endpoint: "/agent/invocations", onEvent: (e) => events.push(e), fetchImpl: fakeFetch(turnBody, step, requests) });
+    await client.run({ prompt: "hi", mode: "bidi", turnId: "t-1" });
+    const got = collect(events);
+    assert.equal(got.text, expected.text);
+    assert.equal(got.pcm_b64, expected.pcm_b64);
+    assert.deepEqual(got.last, { type: "turn_end", status: "completed" });
+    const init = requests[0].init;
+    assert.equal(init.headers.accept, "text/event-stream");
+    assert.equal(init.headers[AGENTCORE_SESSION_HEADER], client.sessionId);
+    assert.deepEqual(JSON.parse(init.body), { prompt: "hi", mode: "bidi", request_id: "t-1" });
+  });
+}
+
+test("direct: a stream that ends without agent_end is reported as a failed turn", async () => {
+  const events = [];
+  const cut = turnBody.subarray(0, Math.floor(turnBody.length / 2));
+  const client = new AgentDirectClient({ endpoint: "/x", onEvent: (e) => events.push(e), fetchImpl: fakeFetch(cut, 999, []) });
+  await client.run({ prompt: "hi", turnId: "t-2" });
+  assert.equal(events.at(-1).type, "turn_error");
+});
+
+test("direct: an HTTP error is a failed turn with the agent's answer", async () => {
+  const events = [];
+  const fetchImpl = async () => new Response("prompt is required", { status: 400 });
+  const client = new AgentDirectClient({ endpoint: "/x", onEvent: (e) => events.push(e), fetchImpl });
+  await client.run({ prompt: "", turnId: "t-3" });
+  assert.equal(events.length, 1);
+  assert.equal(events[0].type, "turn_error");
+  assert.match(events[0].message, /HTTP 400: prompt is required/);
+});
+
+test("direct: cancel posts the cancel action for the running turn in the same conversation", async () => {
+  const requests = [];
+  const client = new AgentDirectClient({ endpoint: "/a", onEvent: () => undefined, fetchImpl: fakeFetch(turnBody, 4096, requests) });
+  await client.run({ prompt: "hi", turnId: "t-4" });
+  await client.cancel();
+  const cancel = requests.at(-1);
+  assert.deepEqual(JSON.parse(cancel.init.body), { action: "cancel", request_id: "t-4" });
+  assert.equal(cancel.init.headers[AGENTCORE_SESSION_HEADER], requests[0].init.headers[AGENTCORE_SESSION_HEADER]);
+});
+
+test("direct: mapper ignores unknown events; session ids fit AgentCore's 33..256", () => {
+  assert.deepEqual(new AgentEventMapper().map({ type: "future_event" }), []);
+  const id = newSessionId();
+  assert.ok(id.length >= 33 && id.length <= 256, id);
+});

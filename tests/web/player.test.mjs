@@ -1,0 +1,127 @@
+// PcmPlayer (web/player.js) on a stand-in AudioContext that records what was scheduled: gapless chaining,
+// underrun handling, stop, and the sample record the browser tests compare with the server's PCM.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { fnv1a } from "../../web/pcm.js";
+import { PcmPlayer } from "../../web/player.js";
+
+class FakeBuffer {
+  constructor(frames) {
+    this.data = new Float32Array(frames);
+  }
+  getChannelData() {
+    return this.data;
+  }
+}
+
+class FakeSource {
+  constructor(ctx) {
+    this.ctx = ctx;
+    this.buffer = null;
+    this.startedAt = null;
+    this.stopped = false;
+    this.onended = null;
+  }
+  connect() {}
+  disconnect() {}
+  start(when) {
+    this.startedAt = when;
+    this.ctx.started.push(this);
+  }
+  stop() {
+    this.stopped = true;
+    this.onended?.();
+  }
+}
+
+class FakeContext {
+  constructor(rate) {
+    this.sampleRate = rate;
+    this.currentTime = 0;
+    this.state = "running";
+    this.destination = {};
+    this.started = [];
+  }
+  createBuffer(_channels, frames) {
+    return new FakeBuffer(frames);
+  }
+  createBufferSource() {
+    return new FakeSource(this);
+  }
+}
+
+function newPlayer() {
+  /** @type {FakeContext | null} */
+  let ctx = null;
+  const player = new PcmPlayer({ leadS: 0.1, createContext: (rate) => (ctx = new FakeContext(rate)) });
+  player.begin();
+  player.ensureContext();
+  return { player, ctx: /** @type {FakeContext} */ (/** @type {unknown} */ (ctx)) };
+}
+
+const block = (n, seed) => Int16Array.from({ length: n }, (_, i) => ((i * 7919 + seed * 104729) % 65536) - 32768);
+
+test("player: each buffer starts exactly where the previous one ends", () => {
+  const { player, ctx } = newPlayer();
+  ctx.currentTime = 5;
+  const sizes = [2400, 1, 4801, 240];
+  sizes.forEach((n, i) => player.enqueue(block(n, i)));
+  const starts = ctx.started.map((s) => s.startedAt);
+  assert.equal(starts[0], 5.1);
+  let t = 5.1;
+  for (let i = 0; i < sizes.length; i++) {
+    assert.ok(Math.abs(starts[i] - t) < 1e-12, `buffer ${i} starts at ${starts[i]}, not ${t}`);
+    t += sizes[i] / 24000;
+  }
+  assert.deepEqual(player.scheduleGaps(), []);
+  assert.equal(player.underruns, 0);
+  assert.equal(player.endTime, t);
+});
+
+test("player: the record holds exactly the samples handed to Web Audio", () => {
+  const { player, ctx } = newPlayer();
+  const parts = [block(1000, 1), block(3, 2), Int16Array.from([-32768, 32767, 0, -1])];
+  for (const p of parts) player.enqueue(p);
+  const all = Int16Array.from(parts.flatMap((p) => Array.from(p)));
+  assert.deepEqual(player.scheduledSamples(), all);
+  assert.equal(player.sampleCount, all.length);
+  assert.equal(player.digest, fnv1a(all));
+  // and the floats really are x / 32768
+  assert.equal(ctx.started[2].buffer.data[0], -1);
+});
+
+test("player: an underrun restarts after the lead and is counted, not hidden", () => {
+  const { player, ctx } = newPlayer();
+  player.enqueue(block(2400, 1)); // 0.1 .. 0.2
+  ctx.currentTime = 0.5; // the network fell behind playback
+  player.enqueue(block(2400, 2));
+  assert.equal(player.underruns, 1);
+  assert.ok(Math.abs(ctx.started[1].startedAt - 0.6) < 1e-12);
+  assert.equal(player.scheduled[1].afterUnderrun, true);
+  assert.deepEqual(player.scheduleGaps(), []);
+});
+
+test("player: a broken chain is reported by scheduleGaps", () => {
+  const { player } = newPlayer();
+  player.enqueue(block(240, 1));
+  player.enqueue(block(240, 2));
+  player.scheduled[1].start += 0.01;
+  assert.equal(player.scheduleGaps().length, 1);
+});
+
+test("player: stop() stops every source and drops later audio until begin()", () => {
+  const { player, ctx } = newPlayer();
+  player.enqueue(block(2400, 1));
+  player.enqueue(block(2400, 2));
+  assert.equal(player.activeSources, 2);
+  player.stop();
+  assert.ok(ctx.started.every((s) => s.stopped));
+  assert.equal(player.activeSources, 0);
+  assert.equal(player.playing, false);
+  assert.equal(player.enqueue(block(10, 3)), null);
+  assert.equal(ctx.started.length, 2);
+  player.begin();
+  assert.notEqual(player.enqueue(block(10, 3)), null);
+  assert.equal(player.sampleCount, 10);
+});

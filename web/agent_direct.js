@@ -1,0 +1,154 @@
+// Local mode: talk to the agent's own /invocations (ARCHITECTURE §3) and read its SSE stream directly,
+// without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking) and
+// audio with PcmAssembler (samples reassembled across chunks); the page gets the same events as in
+// gateway mode (see client_session.js ClientEvent).
+
+import { SseDecoder } from "./sse.js";
+import { PcmAssembler, base64ToBytes } from "./pcm.js";
+
+/** The header that names an AgentCore conversation (relay_core.agent_events.AGENTCORE_SESSION_HEADER). */
+export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
+
+/** A random conversation id of 40 characters (AgentCore wants 33 to 256). */
+export function newSessionId() {
+  const bytes = new Uint8Array(20);
+  crypto.getRandomValues(bytes);
+  return "web-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("").slice(0, 36);
+}
+
+/**
+ * Turns agent events (parsed JSON objects) into page events. Pure: no I/O, unit-tested.
+ */
+export class AgentEventMapper {
+  constructor() {
+    this._pcm = new PcmAssembler();
+    this.finished = false;
+  }
+
+  /**
+   * @param {Record<string, any>} event one agent event
+   * @returns {import("./client_session.js").ClientEvent[]}
+   */
+  map(event) {
+    switch (event.type) {
+      case "agent_start":
+        return [{ type: "turn_started", turnId: String(event.request_id) }];
+      case "text_delta":
+        return [{ type: "text", text: String(event.text) }];
+      case "audio_stream_start":
+        this._pcm.reset();
+        return [{ type: "audio_start", sampleRate: Number(event.sample_rate), voice: String(event.voice ?? "") }];
+      case "audio_chunk": {
+        const samples = this._pcm.push(base64ToBytes(String(event.data)));
+        return samples.length > 0 ? [{ type: "audio", samples }] : [];
+      }
+      case "audio_stream_end":
+        return [{ type: "audio_end", durationS: Number(event.duration_s) }];
+      case "agent_end":
+        this.finished = true;
+        return [{ type: "turn_end", status: String(event.status ?? "completed") }];
+      case "error":
+        this.finished = true;
+        return [{ type: "turn_error", code: String(event.code), message: String(event.message) }];
+      default:
+        return []; // newer agents may add events; ignore what this page does not know
+    }
+  }
+}
+
+/**
+ * One conversation with the agent over HTTP: each turn is a POST whose SSE body streams the events.
+ */
+export class AgentDirectClient {
+  /**
+   * @param {{endpoint: string, onEvent: (event: import("./client_session.js").ClientEvent) => void,
+   *          fetchImpl?: typeof fetch}} options
+   */
+  constructor(options) {
+    this.endpoint = options.endpoint;
+    this._onEvent = options.onEvent;
+    this._fetch = options.fetchImpl ?? ((input, init) => fetch(input, init));
+    this.sessionId = newSessionId();
+    /** @type {string | null} */
+    this.turnId = null;
+    /** @type {AbortController | null} */
+    this._abort = null;
+  }
+
+  /**
+   * Run one turn; resolves when its stream ends.
+   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, turnId: string}} turn
+   */
+  async run(turn) {
+    this.turnId = turn.turnId;
+    const payload = { prompt: turn.prompt, mode: turn.mode ?? "bidi", request_id: turn.turnId };
+    if (turn.voice) Object.assign(payload, { voice: turn.voice });
+    if (turn.speed !== undefined) Object.assign(payload, { speed: turn.speed });
+    const abort = new AbortController();
+    this._abort = abort;
+    const mapper = new AgentEventMapper();
+    const decoder = new SseDecoder();
+    /** @param {{data: string}} sse */
+    const handle = (sse) => {
+      /** @type {Record<string, any>} */
+      let event;
+      try {
+        event = JSON.parse(sse.data);
+      } catch {
+        this._onEvent({ type: "turn_error", code: "invalid_json", message: "the agent sent an event that is not JSON" });
+        return;
+      }
+      for (const out of mapper.map(event)) this._onEvent(out);
+    };
+    try {
+      const response = await this._fetch(this.endpoint, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          [AGENTCORE_SESSION_HEADER]: this.sessionId,
+        },
+        body: JSON.stringify(payload),
+        signal: abort.signal,
+      });
+      if (!response.ok || response.body === null) {
+        const text = (await response.text()).slice(0, 300);
+        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: `agent answered HTTP ${response.status}: ${text}` });
+        return;
+      }
+      const reader = response.body.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        for (const sse of decoder.feed(value)) handle(sse);
+      }
+      for (const sse of decoder.close()) handle(sse);
+      if (!mapper.finished) {
+        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: "the agent's stream ended before the turn did: send again" });
+      }
+    } catch (err) {
+      if (abort.signal.aborted) {
+        this._onEvent({ type: "turn_end", status: "cancelled" });
+      } else {
+        const message = err instanceof Error ? err.message : String(err);
+        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: `could not reach the agent: ${message}` });
+      }
+    } finally {
+      this._abort = null;
+    }
+  }
+
+  /** Ask the agent to cancel the running turn (it ends the stream with agent_end status cancelled). */
+  async cancel() {
+    if (this.turnId === null) return;
+    try {
+      await this._fetch(this.endpoint, {
+        method: "POST",
+        headers: { "content-type": "application/json", [AGENTCORE_SESSION_HEADER]: this.sessionId },
+        body: JSON.stringify({ action: "cancel", request_id: this.turnId }),
+      });
+    } catch {
+      this._abort?.abort(); // the agent is unreachable: at least stop reading
+    }
+  }
+}

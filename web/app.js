@@ -1,0 +1,296 @@
+// The page: wires the form, the transports (gateway WebSocket or the agent's SSE directly), the player and
+// the views. Protocol logic lives in client_session.js / agent_direct.js, audio in player.js.
+//
+// Test hooks (used by tests/web/test_web_*.py): window.relayApp (ready promise, config, metrics),
+// window.relayPlayer (the PcmPlayer: schedule record and samples), window.relayClient (the GatewayClient:
+// dropConnection(), sent messages, the ClientSession).
+
+import { AgentDirectClient } from "./agent_direct.js";
+import { ClientSession, newTurnId } from "./client_session.js";
+import { GatewayClient } from "./gateway.js";
+import { firstAudibleIndex } from "./pcm.js";
+import { PcmPlayer } from "./player.js";
+import { WordStream } from "./transcript.js";
+
+/** @param {string} id */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+const ui = {
+  form: /** @type {HTMLFormElement} */ ($("composer")),
+  prompt: /** @type {HTMLTextAreaElement} */ ($("prompt")),
+  mode: /** @type {HTMLSelectElement} */ ($("mode")),
+  voice: /** @type {HTMLInputElement} */ ($("voice")),
+  send: /** @type {HTMLButtonElement} */ ($("send")),
+  stop: /** @type {HTMLButtonElement} */ ($("stop")),
+  who: $("who"),
+  connection: $("connection"),
+  connectionText: $("connection-text"),
+  ttfb: $("ttfb"),
+  ttfa: $("ttfa"),
+  audioSeconds: $("audio-seconds"),
+  turnStatus: $("turn-status"),
+  reply: $("reply"),
+  notice: $("notice"),
+};
+
+const STATE_LABELS = {
+  idle: "Idle",
+  connecting: "Connecting…",
+  open: "Connected",
+  reconnecting: "Reconnecting…",
+  closed: "Disconnected",
+};
+
+/**
+ * The page's configuration: /config.json as the local stack serves it ({gateway_url, token, agent_url}),
+ * overridable by query parameters (?gateway=...&token=...).
+ */
+async function loadConfig() {
+  /** @type {{gateway_url?: string, token?: string, agent_url?: string}} */
+  let config = {};
+  try {
+    const response = await fetch("config.json", { cache: "no-store" });
+    if (response.ok) config = await response.json();
+  } catch {
+    // No config.json (a static host): query parameters or nothing.
+  }
+  const params = new URLSearchParams(location.search);
+  return {
+    gatewayUrl: params.get("gateway") ?? config.gateway_url ?? "",
+    token: params.get("token") ?? config.token ?? "",
+    agentEndpoint: params.get("agent") ?? "agent/invocations",
+    agentUrl: config.agent_url ?? "",
+  };
+}
+
+/**
+ * The user named in a JWT (display only: the gateway's authorizer is what verifies it).
+ * @param {string} token
+ */
+function tokenSubject(token) {
+  try {
+    const part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
+    const claims = JSON.parse(atob(part + "=".repeat((4 - (part.length % 4)) % 4)));
+    return typeof claims.sub === "string" ? claims.sub : null;
+  } catch {
+    return null;
+  }
+}
+
+class Turn {
+  /** Metrics of the current turn, in ms since Send (performance.now clock). */
+  constructor() {
+    this.sentAt = performance.now();
+    /** @type {number | null} */
+    this.firstByteMs = null;
+    /** @type {number | null} */
+    this.firstAudibleMs = null;
+    this.samples = 0;
+    /** @type {string} */
+    this.status = "sending";
+    this.words = new WordStream();
+  }
+}
+
+const player = new PcmPlayer();
+const session = new ClientSession();
+/** @type {Turn | null} */
+let turn = null;
+/** @type {GatewayClient | null} */
+let gateway = null;
+/** @type {AgentDirectClient | null} */
+let direct = null;
+
+function route() {
+  const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="route"]:checked'));
+  return checked?.value === "direct" ? "direct" : "gateway";
+}
+
+/**
+ * @param {string} state
+ * @param {string} detail
+ */
+function showConnection(state, detail) {
+  ui.connection.dataset.state = state;
+  ui.connectionText.textContent = STATE_LABELS[/** @type {keyof typeof STATE_LABELS} */ (state)] ?? state;
+  ui.connection.title = detail;
+}
+
+/** @param {string | null} text */
+function showNotice(text) {
+  ui.notice.hidden = text === null;
+  ui.notice.textContent = text ?? "";
+}
+
+/** @param {number | null} ms */
+const fmtMs = (ms) => (ms === null ? "–" : `${Math.round(ms)} ms`);
+
+function renderMetrics() {
+  if (turn === null) return;
+  ui.ttfb.textContent = fmtMs(turn.firstByteMs);
+  ui.ttfa.textContent = fmtMs(turn.firstAudibleMs);
+  ui.audioSeconds.textContent = `${(turn.samples / player.sampleRate).toFixed(2)} s`;
+  ui.turnStatus.textContent = turn.status;
+  ui.turnStatus.dataset.status = turn.status;
+}
+
+/** @param {string} delta */
+function appendText(delta) {
+  if (turn === null) return;
+  for (const op of turn.words.push(delta)) {
+    if (op.kind === "space") {
+      ui.reply.append(op.text);
+    } else if (op.extend) {
+      const last = ui.reply.querySelector(`.word[data-index="${op.index}"]`);
+      if (last !== null) last.textContent += op.text;
+    } else {
+      const span = document.createElement("span");
+      span.className = "word";
+      span.dataset.index = String(op.index);
+      span.dataset.char = String(op.charOffset);
+      span.textContent = op.text;
+      ui.reply.append(span);
+    }
+  }
+}
+
+/** @param {Int16Array} samples */
+function playAudio(samples) {
+  if (turn === null) return;
+  const now = performance.now();
+  if (turn.firstByteMs === null) turn.firstByteMs = now - turn.sentAt;
+  const start = player.enqueue(samples);
+  if (turn.firstAudibleMs === null && start !== null && player.context !== null) {
+    const index = firstAudibleIndex(samples);
+    if (index >= 0) {
+      // When the sample will be heard: its place in the schedule, in the page's clock.
+      const playsIn = start + index / player.sampleRate - player.context.currentTime;
+      turn.firstAudibleMs = now + Math.max(0, playsIn) * 1000 - turn.sentAt;
+    }
+  }
+  turn.samples += samples.length;
+}
+
+/** @param {boolean} running */
+function setRunning(running) {
+  ui.send.disabled = running;
+  ui.stop.disabled = !running;
+}
+
+/** @param {import("./client_session.js").ClientEvent} event */
+function onEvent(event) {
+  if (turn === null) return;
+  switch (event.type) {
+    case "turn_accepted":
+    case "turn_started":
+      turn.status = "streaming";
+      break;
+    case "text":
+      appendText(event.text);
+      break;
+    case "audio":
+      playAudio(event.samples);
+      break;
+    case "turn_end":
+      turn.status = event.status;
+      setRunning(false);
+      if (event.status === "cancelled") player.stop();
+      break;
+    case "turn_error":
+      turn.status = "failed";
+      setRunning(false);
+      showNotice(`${event.message} (${event.code})`);
+      break;
+    case "rejected":
+      showNotice(`${event.message} (${event.code})`);
+      break;
+    case "protocol_error":
+      console.warn("relay:", event.message);
+      break;
+    default:
+      break;
+  }
+  renderMetrics();
+}
+
+/** @param {Awaited<ReturnType<typeof loadConfig>>} config */
+function ensureGateway(config) {
+  if (gateway !== null) return gateway;
+  if (!config.gatewayUrl) throw new Error("no gateway URL: serve config.json or add ?gateway=wss://...");
+  gateway = new GatewayClient({
+    url: config.gatewayUrl,
+    token: config.token,
+    session,
+    onEvent,
+    onState: showConnection,
+  });
+  Object.assign(window, { relayClient: gateway });
+  gateway.connect();
+  return gateway;
+}
+
+/** @param {Awaited<ReturnType<typeof loadConfig>>} config */
+function startTurn(config) {
+  const prompt = ui.prompt.value.trim();
+  if (prompt === "") {
+    showNotice("Type a message first.");
+    ui.prompt.focus();
+    return;
+  }
+  showNotice(null);
+  player.ensureContext(); // inside the click: the browser lets the context play
+  player.begin();
+  ui.reply.replaceChildren();
+  turn = new Turn();
+  setRunning(true);
+  renderMetrics();
+  const options = {
+    prompt,
+    mode: ui.mode.value,
+    voice: ui.voice.value.trim() || null,
+    turnId: newTurnId(),
+  };
+  if (route() === "direct") {
+    direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent });
+    direct.run(options).finally(() => setRunning(false));
+  } else {
+    ensureGateway(config).send(session.startTurn(options));
+  }
+}
+
+function stopTurn() {
+  player.stop();
+  if (turn !== null) turn.status = "cancelling";
+  renderMetrics();
+  if (route() === "direct") {
+    direct?.cancel();
+  } else {
+    const cancel = session.cancelMessage();
+    if (cancel !== null) gateway?.send(cancel);
+  }
+}
+
+async function main() {
+  const config = await loadConfig();
+  const subject = tokenSubject(config.token);
+  ui.who.textContent = config.token ? `Signed in as ${subject ?? "dev user"} (dev token)` : "No token";
+  ui.form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    try {
+      startTurn(config);
+    } catch (err) {
+      setRunning(false);
+      showNotice(err instanceof Error ? err.message : String(err));
+    }
+  });
+  ui.stop.addEventListener("click", stopTurn);
+  if (config.gatewayUrl && config.token) ensureGateway(config);
+  return config;
+}
+
+const ready = main();
+Object.assign(window, {
+  relayPlayer: player,
+  relaySession: session,
+  relayApp: { ready, metrics: () => turn },
+});

@@ -1,0 +1,174 @@
+// Gapless playback of streamed PCM with Web Audio.
+//
+// Each batch of samples becomes one AudioBuffer scheduled to start exactly where the previous one ends
+// (sample-accurate on a context running at the stream's own 24 kHz rate). If the network falls behind
+// playback (an underrun), the next buffer starts a short lead after "now" and the underrun is counted:
+// audio is late, never lost or reordered. The player also keeps a record of everything it scheduled
+// (samples read back from the AudioBuffers, start times) so a test can compare it with what the server sent.
+
+import { SAMPLE_RATE, fnv1a } from "./pcm.js";
+
+/** Seconds between "now" and the first buffer of a stream (and after an underrun). */
+export const DEFAULT_LEAD_S = 0.08;
+
+/**
+ * @typedef {object} ScheduledBuffer
+ * @property {number} start   context time (s) at which the buffer starts
+ * @property {number} frames  samples in the buffer
+ * @property {number} offset  index of its first sample in the stream
+ * @property {boolean} afterUnderrun whether it was pushed later than the previous buffer's end
+ */
+
+export class PcmPlayer {
+  /**
+   * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => BaseAudioContext}} [options]
+   */
+  constructor(options = {}) {
+    this.sampleRate = options.sampleRate ?? SAMPLE_RATE;
+    this.leadS = options.leadS ?? DEFAULT_LEAD_S;
+    this._createContext =
+      options.createContext ?? ((rate) => new AudioContext({ sampleRate: rate, latencyHint: "interactive" }));
+    /** @type {BaseAudioContext | null} */
+    this.context = null;
+    /** @type {Set<AudioBufferSourceNode>} */
+    this._sources = new Set();
+    this._nextTime = 0;
+    this.stopped = false;
+    this._resetRecord();
+  }
+
+  _resetRecord() {
+    /** @type {ScheduledBuffer[]} */
+    this.scheduled = [];
+    /** @type {Int16Array[]} */
+    this._samples = [];
+    this.sampleCount = 0;
+    this.digest = fnv1a(new Int16Array(0));
+    this.underruns = 0;
+  }
+
+  /** The context, created on first use (call from a click handler so the browser lets it play). */
+  ensureContext() {
+    if (this.context === null) this.context = this._createContext(this.sampleRate);
+    const ctx = /** @type {AudioContext} */ (this.context);
+    if (ctx.state === "suspended" && typeof ctx.resume === "function") ctx.resume().catch(() => undefined);
+    return ctx;
+  }
+
+  /** Start a new stream (a new turn): forget the schedule record and accept audio again. */
+  begin() {
+    this.stop();
+    this.stopped = false;
+    this._nextTime = 0;
+    this._resetRecord();
+  }
+
+  /**
+   * Schedule samples right after what is already scheduled. Returns the buffer's start time, or null
+   * when the player was stopped (audio after a cancel is dropped).
+   * @param {Int16Array} samples
+   * @returns {number | null}
+   */
+  enqueue(samples) {
+    if (this.stopped || samples.length === 0) return null;
+    const ctx = this.ensureContext();
+    const buffer = ctx.createBuffer(1, samples.length, this.sampleRate);
+    const channel = buffer.getChannelData(0);
+    for (let i = 0; i < samples.length; i++) channel[i] = samples[i] / 32768;
+    const now = ctx.currentTime;
+    const first = this.scheduled.length === 0;
+    let start = this._nextTime;
+    let afterUnderrun = false;
+    if (first || start < now) {
+      afterUnderrun = !first;
+      if (afterUnderrun) this.underruns += 1;
+      start = now + this.leadS;
+    }
+    const source = ctx.createBufferSource();
+    source.buffer = buffer;
+    source.connect(ctx.destination);
+    source.onended = () => this._sources.delete(source);
+    source.start(start);
+    this._sources.add(source);
+    this._nextTime = start + samples.length / this.sampleRate;
+    this._record(buffer, start, afterUnderrun);
+    return start;
+  }
+
+  /**
+   * Keep what was actually handed to Web Audio: the buffer's float samples, converted back to int16
+   * (exact: every s16 value / 32768 is a float32).
+   * @param {AudioBuffer} buffer
+   * @param {number} start
+   * @param {boolean} afterUnderrun
+   */
+  _record(buffer, start, afterUnderrun) {
+    const channel = buffer.getChannelData(0);
+    const back = new Int16Array(channel.length);
+    for (let i = 0; i < channel.length; i++) back[i] = Math.round(channel[i] * 32768);
+    this.scheduled.push({ start, frames: back.length, offset: this.sampleCount, afterUnderrun });
+    this._samples.push(back);
+    this.sampleCount += back.length;
+    this.digest = fnv1a(back, this.digest);
+  }
+
+  /** Stop playback at once: every scheduled source is stopped and later audio of this stream is dropped. */
+  stop() {
+    this.stopped = true;
+    for (const source of this._sources) {
+      try {
+        source.stop();
+      } catch (err) {
+        // A source that never started throws InvalidStateError on stop(): it will not play either way.
+        if (!(err instanceof DOMException)) throw err;
+      }
+      source.disconnect();
+    }
+    this._sources.clear();
+  }
+
+  /** Whether audio is still playing or scheduled to play. */
+  get playing() {
+    if (this.context === null || this._sources.size === 0) return false;
+    return this._nextTime > this.context.currentTime;
+  }
+
+  /** Sources started and not yet ended or stopped. */
+  get activeSources() {
+    return this._sources.size;
+  }
+
+  /** Context time at which everything scheduled so far ends. */
+  get endTime() {
+    return this._nextTime;
+  }
+
+  /** Every sample scheduled in this stream, in order (test hook). */
+  scheduledSamples() {
+    const out = new Int16Array(this.sampleCount);
+    let at = 0;
+    for (const part of this._samples) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  }
+
+  /**
+   * Scheduling faults: consecutive buffers that do not start exactly where the previous one ended, other
+   * than after a counted underrun (test hook; empty when playback is gapless).
+   * @param {number} [toleranceS]
+   */
+  scheduleGaps(toleranceS = 1e-6) {
+    const gaps = [];
+    for (let i = 1; i < this.scheduled.length; i++) {
+      const prev = this.scheduled[i - 1];
+      const cur = this.scheduled[i];
+      const expected = prev.start + prev.frames / this.sampleRate;
+      if (!cur.afterUnderrun && Math.abs(cur.start - expected) > toleranceS) {
+        gaps.push({ index: i, expected, start: cur.start });
+      }
+    }
+    return gaps;
+  }
+}
