@@ -24,12 +24,15 @@ class ServerStartError(RuntimeError):
 class BackgroundServer:
     """An ASGI app served by uvicorn on ``host`` (loopback by default) at a free port."""
 
-    def __init__(self, app: Any, *, name: str, host: str = "127.0.0.1", log_level: str = "warning") -> None:
+    def __init__(
+        self, app: Any, *, name: str, host: str = "127.0.0.1", log_level: str = "warning", port: int = 0
+    ) -> None:
+        """``port`` 0 (the default) takes a free port; another value binds that one (``OSError`` if taken)."""
         self.name = name
         self.host = host
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, 0))
+        self._socket.bind((host, port))
         self.port: int = self._socket.getsockname()[1]
         config = uvicorn.Config(
             app, log_level=log_level, lifespan="on", ws="websockets-sansio", ws_max_size=16 * 1024 * 1024

@@ -1,0 +1,85 @@
+"""The relay's Lambda functions as the local stack wires them: which handler serves which WebSocket route, and the
+function names the Lambda Invoke endpoint knows them by (the relay is started by name, ``RELAY_FUNCTION_NAME``).
+
+The real handlers live in ``relay_functions.gateway.<name>.handler``; :func:`load_gateway_functions` imports them
+(after the stack has set the environment they read). Tests may pass other callables with the same signature.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from relay_local.gateway.events import CONNECT_ROUTE, DEFAULT_ROUTE, DISCONNECT_ROUTE
+from relay_local.gateway.websocket_api import Handler, RouteHandlers
+
+FUNCTION_NAME_PREFIX = "kokoro-relay-"
+HANDLER_PACKAGE = "relay_functions.gateway"
+
+
+@dataclass(frozen=True)
+class GatewayFunctions:
+    """One handler per function of the gateway (field name = module name in ``relay_functions.gateway``)."""
+
+    authorizer: Handler
+    connect: Handler
+    disconnect: Handler
+    default: Handler
+    send_message: Handler
+    cancel: Handler
+    resume: Handler
+    relay: Handler
+
+    def function_names(self) -> dict[str, str]:
+        """Field name → the function's name (``kokoro-relay-send-message``, ...)."""
+        return {f.name: FUNCTION_NAME_PREFIX + f.name.replace("_", "-") for f in fields(self)}
+
+    def by_function_name(self) -> dict[str, Handler]:
+        """Function name → handler, for the Lambda Invoke endpoint."""
+        return {name: getattr(self, field) for field, name in self.function_names().items()}
+
+    def route_handlers(self, route_keys: Mapping[str, str]) -> RouteHandlers:
+        """The WebSocket API's wiring; ``route_keys`` maps an action (``sendMessage``) to a field (``send_message``)."""
+        names = self.function_names()
+        lifecycle = {CONNECT_ROUTE: "connect", DISCONNECT_ROUTE: "disconnect", DEFAULT_ROUTE: "default"}
+        wiring = {**lifecycle, **route_keys}
+        return RouteHandlers(
+            authorizer=self.authorizer,
+            routes={route: getattr(self, field) for route, field in wiring.items()},
+            function_names={"authorizer": names["authorizer"], **{r: names[f] for r, f in wiring.items()}},
+        )
+
+    @property
+    def relay_function_name(self) -> str:
+        return self.function_names()["relay"]
+
+
+class GatewayFunctionsMissingError(ImportError):
+    """A ``relay_functions.gateway`` handler module is not there (yet)."""
+
+
+def load_gateway_functions() -> GatewayFunctions:
+    """Import the real handlers: ``relay_functions.gateway.<name>.handler`` for every function."""
+    handlers: dict[str, Handler] = {}
+    for f in fields(GatewayFunctions):
+        module_name = f"{HANDLER_PACKAGE}.{f.name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            raise GatewayFunctionsMissingError(
+                f"{module_name} does not exist: the local stack runs the real gateway functions; install "
+                "relay-functions (uv sync --all-packages) or pass handlers= to RelayStack"
+            ) from exc
+        handlers[f.name] = module.handler
+    return GatewayFunctions(**handlers)
+
+
+__all__ = [
+    "FUNCTION_NAME_PREFIX",
+    "GatewayFunctions",
+    "GatewayFunctionsMissingError",
+    "load_gateway_functions",
+]
