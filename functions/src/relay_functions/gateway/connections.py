@@ -1,0 +1,173 @@
+"""The connections table: who is on each WebSocket connection, the turn it runs, and each user's conversation.
+
+Items (partition key ``pk``, TTL attribute ``expires_at``):
+
+- ``conn#<connection id>``: ``user_id``, ``session_id``, ``connected_at``, ``expires_at`` (connected_at +
+  CONNECTION_TTL_S) and, while a turn runs on it, ``active_turn`` + ``active_turn_expires``.
+- ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id (33-256 characters) that every
+  connection of the user shares, so a reconnecting client continues the same conversation.
+- ``rate#<user id>#<minute>``: see :mod:`relay_functions.gateway.rate_limit`.
+
+Every write that decides something (claiming the connection for a turn) is one conditional DynamoDB write, so
+two Lambdas racing on the same connection cannot both win.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from relay_core import limits
+from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+CONVERSATION_TTL_S = 7 * 24 * 3600
+"""A conversation (AgentCore session id) is forgotten a week after its user's last connection."""
+MAX_TURN_S = 15 * 60
+"""A turn's claim on its connection lapses after this long (Lambda's maximum run time), so a relay that died
+without releasing it cannot block the connection for ever."""
+SESSION_ID_PREFIX = "kokoro-relay-conversation-"
+
+
+def new_session_id() -> str:
+    """A fresh AgentCore runtime session id: 58 characters, within AgentCore's 33-256."""
+    session_id = SESSION_ID_PREFIX + uuid.uuid4().hex
+    assert limits.AGENTCORE_SESSION_ID_MIN_CHARS <= len(session_id) <= limits.AGENTCORE_SESSION_ID_MAX_CHARS
+    return session_id
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    connection_id: str
+    user_id: str
+    session_id: str
+    connected_at: float
+    active_turn: str | None = None
+
+
+def is_conditional_failure(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+class ConnectionStore:
+    """Reads and writes the connections table."""
+
+    def __init__(self, client: DynamoDBClient, table: str, *, ttl_s: int, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._db = client
+        self._table = table
+        self._ttl_s = ttl_s
+        self._clock = clock
+
+    # --- conversations -----------------------------------------------------------------------------------
+    def conversation_session(self, user_id: str) -> str:
+        """The user's AgentCore session id, created on first use and kept alive by each call."""
+        now = self._clock.now()
+        response = self._db.update_item(
+            TableName=self._table,
+            Key={"pk": {"S": f"conversation#{user_id}"}},
+            UpdateExpression="SET session_id = if_not_exists(session_id, :new), expires_at = :exp",
+            ExpressionAttributeValues={
+                ":new": {"S": new_session_id()},
+                ":exp": {"N": str(int(now) + CONVERSATION_TTL_S)},
+            },
+            ReturnValues="ALL_NEW",
+        )
+        return response["Attributes"]["session_id"]["S"]
+
+    # --- connections -------------------------------------------------------------------------------------
+    def put(self, connection_id: str, *, user_id: str, session_id: str) -> Connection:
+        now = self._clock.now()
+        self._db.put_item(
+            TableName=self._table,
+            Item={
+                "pk": {"S": _key(connection_id)},
+                "user_id": {"S": user_id},
+                "session_id": {"S": session_id},
+                "connected_at": {"N": _num(now)},
+                "expires_at": {"N": str(int(now) + self._ttl_s)},
+            },
+        )
+        return Connection(connection_id, user_id, session_id, now)
+
+    def get(self, connection_id: str) -> Connection | None:
+        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": _key(connection_id)}}, ConsistentRead=True)
+        attrs = item.get("Item")
+        if not attrs:
+            return None
+        active = attrs.get("active_turn", {}).get("S")
+        if active is not None and float(attrs.get("active_turn_expires", {}).get("N", "0")) < self._clock.now():
+            active = None
+        return Connection(
+            connection_id=connection_id,
+            user_id=attrs["user_id"]["S"],
+            session_id=attrs["session_id"]["S"],
+            connected_at=float(attrs["connected_at"]["N"]),
+            active_turn=active,
+        )
+
+    def delete(self, connection_id: str) -> Connection | None:
+        """Forget a connection; what it was, or None if it was unknown."""
+        response = self._db.delete_item(
+            TableName=self._table, Key={"pk": {"S": _key(connection_id)}}, ReturnValues="ALL_OLD"
+        )
+        attrs: dict[str, Any] = dict(response.get("Attributes") or {})
+        if not attrs:
+            return None
+        return Connection(
+            connection_id=connection_id,
+            user_id=attrs["user_id"]["S"],
+            session_id=attrs["session_id"]["S"],
+            connected_at=float(attrs["connected_at"]["N"]),
+            active_turn=attrs.get("active_turn", {}).get("S"),
+        )
+
+    def claim_turn(self, connection_id: str, turn_id: str) -> bool:
+        """Mark ``turn_id`` as the connection's running turn; False when another turn already runs on it (or the
+        connection is gone)."""
+        now = self._clock.now()
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": _key(connection_id)}},
+                UpdateExpression="SET active_turn = :t, active_turn_expires = :exp",
+                ConditionExpression=(
+                    "attribute_exists(pk) AND (attribute_not_exists(active_turn) OR active_turn_expires < :now)"
+                ),
+                ExpressionAttributeValues={
+                    ":t": {"S": turn_id},
+                    ":exp": {"N": _num(now + MAX_TURN_S)},
+                    ":now": {"N": _num(now)},
+                },
+            )
+        except ClientError as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise
+        return True
+
+    def release_turn(self, connection_id: str, turn_id: str) -> None:
+        """Clear the connection's running turn if it is still ``turn_id`` (idempotent)."""
+        try:
+            self._db.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": _key(connection_id)}},
+                UpdateExpression="REMOVE active_turn, active_turn_expires",
+                ConditionExpression="active_turn = :t",
+                ExpressionAttributeValues={":t": {"S": turn_id}},
+            )
+        except ClientError as exc:
+            if not is_conditional_failure(exc):
+                raise
+
+
+def _key(connection_id: str) -> str:
+    return f"conn#{connection_id}"
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}"

@@ -1,0 +1,61 @@
+"""The relay function: invoked asynchronously by ``sendMessage`` with a :class:`RelayRequest`, it runs one
+:class:`~relay_functions.gateway.turn_relay.TurnRelay` to the turn's end and records metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from relay_core.errors import InvalidFieldError
+from relay_functions.gateway.deps import GatewayDeps, process_deps
+from relay_functions.gateway.observability import count, logger, metrics, milliseconds, tracer
+from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
+from relay_functions.gateway.turns import TurnOutcome
+
+
+def relay_turn(payload: Mapping[str, Any], deps: GatewayDeps) -> RelayResult:
+    """Relay the turn described by ``payload`` (the relay function's invocation payload)."""
+    request = RelayRequest.from_json(dict(payload))
+    logger.append_keys(turn_id=request.turn_id, user_id=request.user_id)
+    relay = TurnRelay(
+        request,
+        turns=deps.turns,
+        connections=deps.connections,
+        poster=deps.poster(request.connections_endpoint),
+        agent=deps.agent_runtime,
+        resume_window_s=deps.settings.resume_window_s,
+        clock=deps.clock,
+    )
+    return relay.run()
+
+
+def record(result: RelayResult) -> None:
+    count("MessagesPosted", result.posted)
+    if result.failed_posts:
+        count("PostFailures", result.failed_posts)
+    if result.time_to_first_audio_s is not None:
+        milliseconds("TimeToFirstAudio", result.time_to_first_audio_s)
+    if result.cancel_latency_s is not None:
+        milliseconds("CancelLatency", result.cancel_latency_s)
+    if result.outcome == TurnOutcome.ABANDONED:
+        count("TurnsAbandoned")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        result = relay_turn(event, process_deps())
+    except InvalidFieldError as exc:
+        logger.error("the relay was invoked with a bad payload", extra={"reason": exc.message})
+        return {"outcome": "invalid_payload"}
+    record(result)
+    logger.info(
+        "turn relayed",
+        extra={"outcome": result.outcome.value, "messages": result.messages, "replays": result.replays},
+    )
+    return {"outcome": result.outcome.value, "messages": result.messages}

@@ -1,0 +1,54 @@
+"""``resume {turn_id, after_seq}``: a client back on a new connection (same user, within RESUME_WINDOW_S of
+losing the old one) takes over its running turn.
+
+This handler only validates and switches: it claims the new connection for the turn (``turn_in_progress`` if
+another turn runs there), then one conditional write on the turn record checks the user, that the relay is
+still there (state not ``closed``) and that the client was not away too long, and stores the new connection
+id, ``after_seq`` and a bumped ``resume_count``. The relay (another Lambda, which holds the turn's recent
+messages) sees the switch within ``turn_relay.POLL_INTERVAL_S`` and posts ``turn_accepted`` then every
+message after ``after_seq``, then the rest live. Refusals: ``unknown_turn`` (no such turn of this user),
+``resume_expired`` (the turn finished and its relay exited, or the window passed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from relay_core.client_messages import ClientErrorCode, ClientMessage, Resume
+from relay_core.errors import RelayError
+from relay_functions.gateway.connections import Connection
+from relay_functions.gateway.deps import GatewayDeps, process_deps
+from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
+
+
+def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps: GatewayDeps) -> None:
+    """Switch the turn to this connection, or raise a rejection (the connection is left as it was)."""
+    logger.append_keys(turn_id=message.turn_id)
+    if not deps.connections.claim_turn(ctx.connection_id, message.turn_id):
+        raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "another turn is running on this connection")
+    try:
+        deps.turns.resume(
+            message.turn_id,
+            user_id=connection.user_id,
+            connection_id=ctx.connection_id,
+            after_seq=message.after_seq,
+            window_s=deps.settings.resume_window_s,
+        )
+    except RelayError:
+        deps.connections.release_turn(ctx.connection_id, message.turn_id)
+        raise
+    count("Resumes")
+    logger.info("turn switched to this connection", extra={"after_seq": message.after_seq})
+
+
+ROUTES: dict[type[ClientMessage], RouteFunction] = {Resume: resume_turn}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle_client_message(event, process_deps(), ROUTES)

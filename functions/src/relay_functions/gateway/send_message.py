@@ -1,0 +1,92 @@
+"""``sendMessage``: start a turn and hand it to the relay, returning at once (API Gateway waits at most 29 s;
+a turn may take minutes).
+
+In order: the message is checked (relay_core); the connection is claimed for the turn with one conditional
+write (a second turn while one runs: ``turn_in_progress``); the user's per-minute budget is taken
+(``rate_limited``, which releases the claim); the turn record is created; ``turn_accepted`` is posted; then
+the relay function is invoked asynchronously (``InvocationType=Event``). Posting ``turn_accepted`` before
+the relay exists guarantees it reaches the client before the turn's seq 0. If the invoke fails the turn is
+closed and the client gets ``agent_unavailable``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from botocore.exceptions import BotoCoreError, ClientError
+
+from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
+from relay_core.fields import encode_json
+from relay_functions.gateway.connections import Connection, is_conditional_failure
+from relay_functions.gateway.deps import GatewayDeps, process_deps
+from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
+from relay_functions.gateway.turns import TurnOutcome
+
+
+def start_turn(ctx: RouteContext, connection: Connection, message: SendMessage, deps: GatewayDeps) -> None:
+    """Start ``message``'s turn on the connection, or raise a rejection (nothing is left half-done)."""
+    turn_id = message.turn_id or new_turn_id()
+    logger.append_keys(turn_id=turn_id)
+    if not deps.connections.claim_turn(ctx.connection_id, turn_id):
+        count("TurnsRejected")
+        raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "a turn is already running: wait for its end, or cancel it")
+    try:
+        decision = deps.rate_limiter.try_acquire(connection.user_id)
+        if not decision.allowed:
+            count("TurnsRejected")
+            raise rejection(
+                ClientErrorCode.RATE_LIMITED,
+                f"at most {deps.settings.turns_per_minute} turns a minute: "
+                f"try again in {max(1, round(decision.retry_after_s))} s",
+            )
+        try:
+            deps.turns.create(
+                turn_id, user_id=connection.user_id, session_id=connection.session_id, connection_id=ctx.connection_id
+            )
+        except ClientError as exc:
+            if is_conditional_failure(exc):
+                raise rejection(ClientErrorCode.INVALID_FIELD, "this turn_id was already used: send a new one") from exc
+            raise
+    except BaseException:
+        deps.connections.release_turn(ctx.connection_id, turn_id)
+        raise
+    ctx.send(serialize(TurnAccepted(turn_id)))
+    request = RelayRequest(
+        turn_id=turn_id,
+        connection_id=ctx.connection_id,
+        user_id=connection.user_id,
+        session_id=connection.session_id,
+        connections_endpoint=deps.settings.connections_endpoint_url or ctx.endpoint_url,
+        agent=message.to_agent_payload(request_id=turn_id),
+    )
+    try:
+        invoke_relay(request, deps)
+    except (ClientError, BotoCoreError) as exc:
+        logger.error("the relay could not be invoked", extra={"reason": type(exc).__name__})
+        deps.turns.close(turn_id, seen_resume_count=0, outcome=TurnOutcome.FAILED)
+        deps.connections.release_turn(ctx.connection_id, turn_id)
+        raise rejection(ClientErrorCode.AGENT_UNAVAILABLE, "the agent could not be reached: try again") from exc
+    count("Turns")
+    logger.info("turn handed to the relay")
+
+
+def invoke_relay(request: RelayRequest, deps: GatewayDeps) -> None:
+    """Invoke the relay function asynchronously with the turn (returns once Lambda has queued it)."""
+    deps.lambdas.invoke(
+        FunctionName=deps.settings.require("relay_function_name").relay_function_name,
+        InvocationType="Event",
+        Payload=encode_json(request.to_json()).encode("utf-8"),
+    )
+
+
+ROUTES: dict[type[ClientMessage], RouteFunction] = {SendMessage: start_turn}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return handle_client_message(event, process_deps(), ROUTES)

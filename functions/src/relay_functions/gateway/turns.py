@@ -1,0 +1,207 @@
+"""The turns table: one item per turn, the meeting point of the relay and the route handlers.
+
+The relay (one Lambda invocation per turn) streams the agent's events; the ``cancel``, ``resume`` and
+``$disconnect`` handlers (other Lambdas) steer it only through this item, which the relay reads every
+:data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S`:
+
+- ``cancel_requested``: set by ``cancel``; the relay sends the agent its cancel request.
+- ``connection_id`` + ``resume_after_seq`` + ``resume_count``: switched by ``resume``; the relay replays its
+  buffer after ``resume_after_seq`` to the new connection, then continues live there.
+- ``detached_at``: set when the client's connection went away (``$disconnect`` or a ``GoneException``);
+  cleared by a resume. A turn detached for longer than RESUME_WINDOW_S is abandoned: the relay cancels the
+  agent turn (so no speech is synthesized for nobody) and stops.
+- ``state``: ``running`` (streaming), ``ended`` (the agent finished; the relay lingers for a detached client
+  to resume), ``closed`` (the relay has exited: nothing can be resumed). ``outcome`` says how it ended.
+
+Items carry ``expires_at`` (TTL) a day after creation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from relay_core.errors import ResumeExpiredError, UnknownTurnError
+from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
+from relay_functions.gateway.connections import is_conditional_failure
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+TURN_TTL_S = 24 * 3600
+
+
+class TurnState(StrEnum):
+    RUNNING = "running"
+    ENDED = "ended"
+    CLOSED = "closed"
+
+
+class TurnOutcome(StrEnum):
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+    """The client went away and did not resume within the window."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    turn_id: str
+    user_id: str
+    session_id: str
+    connection_id: str
+    state: TurnState
+    outcome: str | None
+    cancel_requested: bool
+    detached_at: float | None
+    resume_count: int
+    resume_after_seq: int
+    created_at: float
+
+
+class TurnStore:
+    """Reads and writes the turns table."""
+
+    def __init__(self, client: DynamoDBClient, table: str, *, clock: Clock = SYSTEM_CLOCK) -> None:
+        self._db = client
+        self._table = table
+        self._clock = clock
+
+    def create(self, turn_id: str, *, user_id: str, session_id: str, connection_id: str) -> Turn:
+        now = self._clock.now()
+        self._db.put_item(
+            TableName=self._table,
+            Item={
+                "pk": {"S": turn_id},
+                "user_id": {"S": user_id},
+                "session_id": {"S": session_id},
+                "connection_id": {"S": connection_id},
+                "state": {"S": TurnState.RUNNING.value},
+                "cancel_requested": {"BOOL": False},
+                "resume_count": {"N": "0"},
+                "resume_after_seq": {"N": "-1"},
+                "created_at": {"N": _num(now)},
+                "updated_at": {"N": _num(now)},
+                "expires_at": {"N": str(int(now) + TURN_TTL_S)},
+            },
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+        turn = self.get(turn_id)
+        assert turn is not None
+        return turn
+
+    def get(self, turn_id: str) -> Turn | None:
+        response = self._db.get_item(TableName=self._table, Key={"pk": {"S": turn_id}}, ConsistentRead=True)
+        item = response.get("Item")
+        return _turn(item) if item else None
+
+    def request_cancel(self, turn_id: str, *, user_id: str) -> bool:
+        """Flag a running turn of ``user_id`` for cancellation; False if there is no such running turn."""
+        return self._update(
+            turn_id,
+            "SET cancel_requested = :true, updated_at = :now",
+            "user_id = :u AND #state <> :closed",
+            {":true": {"BOOL": True}, ":u": {"S": user_id}, ":closed": {"S": TurnState.CLOSED.value}},
+        )
+
+    def mark_detached(self, turn_id: str, *, connection_id: str) -> bool:
+        """Record that the turn's client connection went away (if the turn still uses it and is not already
+        detached). The time is the first detection's."""
+        return self._update(
+            turn_id,
+            "SET detached_at = :now, updated_at = :now",
+            "connection_id = :c AND attribute_not_exists(detached_at) AND #state <> :closed",
+            {":c": {"S": connection_id}, ":closed": {"S": TurnState.CLOSED.value}},
+        )
+
+    def resume(self, turn_id: str, *, user_id: str, connection_id: str, after_seq: int, window_s: float) -> Turn:
+        """Switch the turn to a new connection, replaying after ``after_seq``. Raises ``UnknownTurnError`` (no
+        such turn for this user) or ``ResumeExpiredError`` (the relay has exited, or the client was away longer
+        than ``window_s``)."""
+        now = self._clock.now()
+        ok = self._update(
+            turn_id,
+            "SET connection_id = :c, resume_after_seq = :a, resume_count = resume_count + :one, updated_at = :now "
+            "REMOVE detached_at",
+            "user_id = :u AND #state <> :closed AND (attribute_not_exists(detached_at) OR detached_at >= :cutoff)",
+            {
+                ":c": {"S": connection_id},
+                ":a": {"N": str(after_seq)},
+                ":one": {"N": "1"},
+                ":u": {"S": user_id},
+                ":closed": {"S": TurnState.CLOSED.value},
+                ":cutoff": {"N": _num(now - window_s)},
+            },
+        )
+        turn = self.get(turn_id)
+        if turn is None or turn.user_id != user_id:
+            raise UnknownTurnError(f"there is no turn {turn_id!r} of yours: check the turn_id")
+        if not ok:
+            raise ResumeExpiredError(
+                "this turn can no longer be resumed (it finished, or you were away too long): send the prompt again",
+            )
+        return turn
+
+    def end(self, turn_id: str, *, outcome: TurnOutcome) -> None:
+        """The agent's stream is over; the relay may still linger for a detached client."""
+        self._update(
+            turn_id,
+            "SET #state = :ended, outcome = :o, updated_at = :now",
+            "attribute_exists(pk)",
+            {":ended": {"S": TurnState.ENDED.value}, ":o": {"S": outcome.value}},
+        )
+
+    def close(self, turn_id: str, *, seen_resume_count: int, outcome: TurnOutcome | None = None) -> bool:
+        """The relay exits: nothing is resumable any more. False (and nothing written) when a resume arrived
+        after the relay last looked (``resume_count`` moved): the relay must serve it first."""
+        values: dict[str, Any] = {":closed": {"S": TurnState.CLOSED.value}, ":seen": {"N": str(seen_resume_count)}}
+        update = "SET #state = :closed, updated_at = :now"
+        if outcome is not None:
+            update += ", outcome = :o"
+            values[":o"] = {"S": outcome.value}
+        return self._update(turn_id, update, "resume_count = :seen", values)
+
+    def _update(self, turn_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
+        values = {**values, ":now": {"N": _num(self._clock.now())}}
+        names = {"#state": "state"} if "#state" in update or "#state" in condition else None
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "Key": {"pk": {"S": turn_id}},
+            "UpdateExpression": update,
+            "ConditionExpression": f"attribute_exists(pk) AND ({condition})",
+            "ExpressionAttributeValues": values,
+        }
+        if names:
+            kwargs["ExpressionAttributeNames"] = names
+        try:
+            self._db.update_item(**kwargs)
+        except ClientError as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise
+        return True
+
+
+def _turn(item: dict[str, Any]) -> Turn:
+    detached = item.get("detached_at", {}).get("N")
+    return Turn(
+        turn_id=item["pk"]["S"],
+        user_id=item["user_id"]["S"],
+        session_id=item["session_id"]["S"],
+        connection_id=item["connection_id"]["S"],
+        state=TurnState(item["state"]["S"]),
+        outcome=item.get("outcome", {}).get("S"),
+        cancel_requested=bool(item.get("cancel_requested", {}).get("BOOL", False)),
+        detached_at=float(detached) if detached is not None else None,
+        resume_count=int(item["resume_count"]["N"]),
+        resume_after_seq=int(item["resume_after_seq"]["N"]),
+        created_at=float(item["created_at"]["N"]),
+    )
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}"
