@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from relay_core import limits
 from relay_core.agent_events import (
@@ -175,3 +177,11 @@ def test_split_text_to_fit() -> None:
     assert list(split_text_to_fit("éééééééé", 12)) == ["éééééé", "éé"]
     with pytest.raises(ValueError):
         list(split_text_to_fit("a", 3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.characters(codec="utf-8")), room=st.integers(min_value=12, max_value=200))
+def test_split_pieces_fit_their_room_and_join_back(text: str, room: int) -> None:
+    pieces = list(split_text_to_fit(text, room))
+    assert "".join(pieces) == text
+    assert all(piece and utf8_size(json.dumps(piece, ensure_ascii=False)) - 2 <= room for piece in pieces)

@@ -32,7 +32,7 @@ from relay_core.agent_events import (
 )
 from relay_core.audio import b64decode, b64encode, chunk_pcm, max_pcm_bytes_for_base64
 from relay_core.client_messages import ClientErrorCode, check_turn_id
-from relay_core.errors import AudioFormatError, LimitExceededError, SessionStateError
+from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
 from relay_core.turn_messages import (
     TurnAudio,
     TurnAudioEnd,
@@ -56,9 +56,16 @@ def utf8_size(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+_ASCII_JSON_BYTES = tuple(len(json.dumps(chr(code), ensure_ascii=False)) - 2 for code in range(128))
+"""Bytes each ASCII character takes inside a JSON string (2 for ``\\n`` or ``\\"``, 6 for ``\\u0001``)."""
+
+
 def _json_char_bytes(char: str) -> int:
-    """UTF-8 bytes ``char`` takes inside a JSON string as ``encode_json`` writes it."""
-    return utf8_size(json.dumps(char, ensure_ascii=False)) - 2
+    """UTF-8 bytes ``char`` takes inside a JSON string as ``encode_json`` writes it (non-ASCII is not escaped)."""
+    code = ord(char)
+    if code < 0x80:
+        return _ASCII_JSON_BYTES[code]
+    return 2 if code < 0x800 else 3 if code < 0x10000 else 4
 
 
 def _without_lone_surrogates(text: str) -> str:
@@ -75,6 +82,10 @@ def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
     ``room_bytes`` each; the pieces join back to ``text``. Empty text yields nothing."""
     if room_bytes < 12:  # the widest escaped code point is 6 bytes ("\\u001f"); leave room for two
         raise ValueError(f"room_bytes must be at least 12; got {room_bytes}")
+    if utf8_size(json.dumps(text, ensure_ascii=False)) - 2 <= room_bytes:
+        if text:
+            yield text
+        return
     start = 0
     used = 0
     for index, char in enumerate(text):
@@ -121,8 +132,12 @@ class TurnFramer:
         """Like :meth:`frame`, with each message's seq (what :class:`~relay_core.resume_buffer.ResumeBuffer`
         keeps them by)."""
         self._check_open()
-        builders = self._builders(event)
-        return self._number(builders, terminal=isinstance(event, AgentEnd | AgentError))
+        samples_before = self.samples
+        try:
+            return self._number(self._builders(event), terminal=isinstance(event, AgentEnd | AgentError))
+        except RelayError:
+            self.samples = samples_before  # nothing of a rejected event counts
+            raise
 
     def fail(self, code: str | ClientErrorCode, message: str) -> list[str]:
         """End the turn with a terminal ``error`` (e.g. ``agent_unavailable`` when the agent cannot be reached).
