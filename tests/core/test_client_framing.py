@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay_core import limits
+from relay_core.agent_defaults import AUDIO_CHUNK_BYTES
 from relay_core.agent_events import (
     AgentEnd,
     AgentError,
@@ -21,7 +22,7 @@ from relay_core.agent_events import (
     TextDelta,
 )
 from relay_core.audio import b64decode, b64encode
-from relay_core.client_framing import TurnFramer, split_text_to_fit, utf8_size
+from relay_core.client_framing import TurnFramer, split_pcm_evenly, split_text_to_fit, utf8_size
 from relay_core.errors import AudioFormatError, SessionStateError
 from relay_core.turn_messages import TurnAudio, parse_server_message
 
@@ -91,8 +92,11 @@ def test_a_large_audio_chunk_is_cut_on_samples_into_messages_under_the_budget() 
     assert joined == pcm
     offsets = [p.sample_offset for p in audio]
     assert offsets == [sum(len(b64decode(q.data)) // 2 for q in audio[:i]) for i in range(len(audio))]
-    # the budget is used, not wasted: only room for wider numbers and one base64 group is left over
-    assert utf8_size(out[0]) > limits.CLIENT_FRAME_BUDGET_BYTES - 64
+    # as few messages as the budget allows, of near-equal size (no tiny tail)
+    room = limits.CLIENT_FRAME_BUDGET_BYTES - (utf8_size(out[0]) - len(json.loads(out[0])["data"]))
+    assert len(out) == -(-len(pcm) // (room * 3 // 4))
+    sizes = [len(b64decode(p.data)) for p in audio]
+    assert max(sizes) - min(sizes) <= 2
     assert framer.samples == len(pcm) // 2
 
 
@@ -185,3 +189,22 @@ def test_split_pieces_fit_their_room_and_join_back(text: str, room: int) -> None
     pieces = list(split_text_to_fit(text, room))
     assert "".join(pieces) == text
     assert all(piece and utf8_size(json.dumps(piece, ensure_ascii=False)) - 2 <= room for piece in pieces)
+
+
+def test_an_agent_chunk_of_the_agents_default_size_is_cut_into_two_halves() -> None:
+    pcm = b"\x01\x00" * (AUDIO_CHUNK_BYTES // 2)
+    out = TurnFramer("t-1").frame(AudioChunk(RID, 0, b64encode(pcm)))
+    sizes = [len(b64decode(json.loads(m)["data"])) for m in out]
+    assert sum(sizes) == len(pcm)
+    assert len(sizes) <= 2 and max(sizes) - min(sizes) <= 2
+
+
+@given(samples=st.integers(min_value=0, max_value=5000), max_bytes=st.integers(min_value=2, max_value=3000))
+def test_split_pcm_evenly_uses_as_few_near_equal_pieces_as_fit(samples: int, max_bytes: int) -> None:
+    pcm = bytes(i % 256 for i in range(2 * samples))
+    pieces = split_pcm_evenly(pcm, max_bytes)
+    assert b"".join(pieces) == pcm
+    assert all(len(p) <= max_bytes and len(p) % 2 == 0 for p in pieces)
+    assert len(pieces) == max(1, -(-samples // (max_bytes // 2)))
+    if len(pieces) > 1:
+        assert max(map(len, pieces)) - min(map(len, pieces)) <= 2

@@ -213,3 +213,10 @@ def test_a_message_after_the_terminal_one_is_a_protocol_error() -> None:
 def test_binary_frames_are_decoded_as_utf8() -> None:
     session = ClientSession()
     assert session.receive(serialize(TurnAccepted("t-1")).encode()) == [Accepted("t-1")]
+
+
+def test_unknown_turn_for_a_turn_not_yet_accepted_does_not_end_it() -> None:
+    session = ClientSession()
+    session.send_message("Hi", turn_id="t-1")
+    session.receive(serialize(GatewayError("unknown_turn", "no such turn", "t-1")))  # e.g. an early cancel
+    assert session.turn("t-1").phase is TurnPhase.SENT

@@ -30,7 +30,7 @@ from relay_core.agent_events import (
     AudioStreamStart,
     TextDelta,
 )
-from relay_core.audio import b64decode, b64encode, chunk_pcm, max_pcm_bytes_for_base64
+from relay_core.audio import b64decode, b64encode, max_pcm_bytes_for_base64
 from relay_core.client_messages import ClientErrorCode, check_turn_id
 from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
 from relay_core.turn_messages import (
@@ -96,6 +96,26 @@ def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
         used += cost
     if start < len(text):
         yield text[start:]
+
+
+def split_pcm_evenly(pcm: bytes, max_bytes: int) -> list[bytes]:
+    """Cut s16le ``pcm`` into as few pieces of at most ``max_bytes`` as possible, of near-equal size in whole
+    samples (no tiny tail piece); the pieces join back to ``pcm``. Empty PCM gives one empty piece."""
+    samples, odd = divmod(len(pcm), limits.SAMPLE_WIDTH_BYTES)
+    if odd:
+        raise AudioFormatError(f"PCM of {len(pcm)} bytes is not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples")
+    max_samples = max_bytes // limits.SAMPLE_WIDTH_BYTES
+    if max_samples < 1:
+        raise ValueError(f"max_bytes must hold at least one sample; got {max_bytes}")
+    count = max(1, -(-samples // max_samples))
+    base, extra = divmod(samples, count)
+    pieces: list[bytes] = []
+    start = 0
+    for index in range(count):  # the first `extra` pieces hold one sample more than the others
+        end = start + (base + (index < extra)) * limits.SAMPLE_WIDTH_BYTES
+        pieces.append(pcm[start:end])
+        start = end
+    return pieces
 
 
 class TurnFramer:
@@ -237,8 +257,7 @@ class TurnFramer:
         overhead = self._overhead(
             TurnAudio(tid, _WIDE_INT, chunk=max(event.seq, _WIDE_INT), sample_offset=_WIDE_INT, data="")
         )
-        step = max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead)
-        pieces = list(chunk_pcm(pcm, step)) or [b""]
+        pieces = split_pcm_evenly(pcm, max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead))
         builders: list[Callable[[int], TurnMessage]] = []
         for piece in pieces:
             offset = self.samples
@@ -248,4 +267,4 @@ class TurnFramer:
         return builders
 
 
-__all__ = ["TurnFramer", "split_text_to_fit", "utf8_size"]
+__all__ = ["TurnFramer", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]

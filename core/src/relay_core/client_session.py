@@ -319,7 +319,7 @@ class ClientSession:
         lost = message.code in (ClientErrorCode.RESUME_EXPIRED, ClientErrorCode.UNKNOWN_TURN)
         if turn.resume_pending and lost:
             events.append(self._end(turn, TurnOutcome.EXPIRED, message.code, message.message))
-        elif turn.phase is TurnPhase.SENT and not turn.resume_pending:
+        elif turn.phase is TurnPhase.SENT and not turn.resume_pending and not lost:
             events.append(self._end(turn, TurnOutcome.REJECTED, message.code, message.message))
         return events
 
