@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentError, AgentStart, AudioChunk, AudioStreamStart, TextDelta
 from relay_core.audio import b64encode
 from relay_core.client_framing import TurnFramer
@@ -26,7 +27,7 @@ from relay_core.client_session import (
     TurnPhase,
     TurnStarted,
 )
-from relay_core.errors import ProtocolError, SessionStateError
+from relay_core.errors import LimitExceededError, ProtocolError, SessionStateError
 
 RID = "r"
 
@@ -220,3 +221,15 @@ def test_unknown_turn_for_a_turn_not_yet_accepted_does_not_end_it() -> None:
     session.send_message("Hi", turn_id="t-1")
     session.receive(serialize(GatewayError("unknown_turn", "no such turn", "t-1")))  # e.g. an early cancel
     assert session.turn("t-1").phase is TurnPhase.SENT
+
+
+def test_send_message_refuses_a_message_larger_than_one_gateway_frame() -> None:
+    session = ClientSession()
+    prompt = "語" * (limits.APIGW_FRAME_BYTES // 3)  # under MAX_PROMPT_CHARS, but over 32 KB in UTF-8
+    with pytest.raises(LimitExceededError, match="shorten the prompt"):
+        session.send_message(prompt, turn_id="t-1")
+    assert session.turns == []
+    fragmenting = ClientSession(max_send_bytes=limits.CLIENT_MESSAGE_MAX_BYTES)
+    assert parse_client_message(fragmenting.send_message(prompt, turn_id="t-1")) == SendMessageMessage(
+        prompt, turn_id="t-1"
+    )

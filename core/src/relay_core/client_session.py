@@ -34,7 +34,7 @@ from relay_core.client_messages import (
     new_turn_id,
     serialize,
 )
-from relay_core.errors import AudioFormatError, InvalidFieldError, ProtocolError, SessionStateError
+from relay_core.errors import AudioFormatError, InvalidFieldError, LimitExceededError, ProtocolError, SessionStateError
 from relay_core.turn_messages import (
     TurnAudio,
     TurnAudioEnd,
@@ -221,9 +221,14 @@ class ClientTurn:
 class ClientSession:
     """The client's view of every turn it started or received. Not thread-safe; no I/O.
 
-    ``collect_audio``: keep each turn's PCM in :attr:`ClientTurn.pcm` (CLI, tests) besides emitting it."""
+    ``collect_audio``: keep each turn's PCM in :attr:`ClientTurn.pcm` (CLI, tests) besides emitting it.
+    ``max_send_bytes``: the largest message :meth:`send_message` builds. API Gateway closes the connection (1009)
+    on a frame over 32 KB and most WebSocket clients (browsers included) send a message as one frame, so the
+    default is ``limits.APIGW_FRAME_BYTES``; raise it to ``limits.CLIENT_MESSAGE_MAX_BYTES`` only with a client
+    that fragments messages into frames of at most 32 KB."""
 
     collect_audio: bool = False
+    max_send_bytes: int = limits.APIGW_FRAME_BYTES
     _turns: dict[str, ClientTurn] = field(default_factory=dict, init=False)
 
     # --- outgoing --------------------------------------------------------------------------------------------
@@ -239,13 +244,20 @@ class ClientSession:
     ) -> str:
         """The ``sendMessage`` to send for a new turn. A turn id is chosen when none is given, so the turn can
         be resumed even if the connection drops before ``turn_accepted``. Raises ``ProtocolError`` for invalid
-        fields and ``SessionStateError`` for a turn id already used in this session."""
+        fields (``LimitExceededError`` for a message over ``max_send_bytes``) and ``SessionStateError`` for a turn
+        id already used in this session; nothing is recorded then."""
         tid = turn_id if turn_id is not None else new_turn_id()
         if tid in self._turns:
             raise SessionStateError(f"turn id {tid!r} is already used in this session: use a new one per turn")
-        message = SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid)
+        text = serialize(SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid))
+        size = len(text.encode("utf-8"))
+        if size > self.max_send_bytes:
+            raise LimitExceededError(
+                f"this sendMessage is {size} bytes; one WebSocket frame to the gateway holds {self.max_send_bytes}: "
+                "shorten the prompt"
+            )
         self._turns[tid] = self._new_turn(tid)
-        return serialize(message)
+        return text
 
     def cancel(self, turn_id: str | None = None) -> str:
         """The ``cancel`` to send (``turn_id`` None: the running turn). The turn ends when its terminal
