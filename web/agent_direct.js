@@ -1,7 +1,7 @@
 // Local mode: talk to the agent's own /invocations (ARCHITECTURE §3) and read its SSE stream directly,
 // without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking) and
 // audio with PcmAssembler (samples reassembled across chunks); the page gets the same events as in
-// gateway mode (see client_session.js ClientEvent).
+// gateway mode (client_session.js ClientEvent).
 
 import { SseDecoder } from "./sse.js";
 import { PcmAssembler, base64ToBytes } from "./pcm.js";
@@ -23,6 +23,7 @@ export class AgentEventMapper {
   constructor() {
     this._pcm = new PcmAssembler();
     this.finished = false;
+    this.samples = 0;
   }
 
   /**
@@ -30,30 +31,53 @@ export class AgentEventMapper {
    * @returns {import("./client_session.js").ClientEvent[]}
    */
   map(event) {
+    const turnId = String(event.request_id ?? "");
     switch (event.type) {
       case "agent_start":
-        return [{ type: "turn_started", turnId: String(event.request_id) }];
+        return [{ type: "turn_started", turnId, mode: String(event.mode ?? "bidi"), model: String(event.model ?? "") }];
       case "text_delta":
-        return [{ type: "text", text: String(event.text) }];
+        return [{ type: "text_received", turnId, seq: Number(event.seq), text: String(event.text) }];
       case "audio_stream_start":
         this._pcm.reset();
-        return [{ type: "audio_start", sampleRate: Number(event.sample_rate), voice: String(event.voice ?? "") }];
+        return [
+          {
+            type: "audio_started",
+            turnId,
+            voice: String(event.voice ?? ""),
+            format: String(event.format ?? "pcm_s16le"),
+            sampleRate: Number(event.sample_rate ?? 24000),
+            channels: Number(event.channels ?? 1),
+          },
+        ];
       case "audio_chunk": {
         const samples = this._pcm.push(base64ToBytes(String(event.data)));
-        return samples.length > 0 ? [{ type: "audio", samples }] : [];
+        const sampleOffset = this.samples;
+        this.samples += samples.length;
+        return samples.length > 0 ? [{ type: "audio_received", turnId, seq: Number(event.seq), sampleOffset, samples }] : [];
       }
       case "audio_stream_end":
-        return [{ type: "audio_end", durationS: Number(event.duration_s) }];
+        return [{ type: "audio_ended", turnId, totalSamples: this.samples, durationS: Number(event.duration_s) }];
       case "agent_end":
         this.finished = true;
-        return [{ type: "turn_end", status: String(event.status ?? "completed") }];
+        return [ended(turnId, event.status === "cancelled" ? "cancelled" : "completed", null, null)];
       case "error":
         this.finished = true;
-        return [{ type: "turn_error", code: String(event.code), message: String(event.message) }];
+        return [ended(turnId, "failed", String(event.code), String(event.message))];
       default:
         return []; // newer agents may add events; ignore what this page does not know
     }
   }
+}
+
+/**
+ * @param {string} turnId
+ * @param {string} outcome
+ * @param {string | null} code
+ * @param {string | null} message
+ * @returns {import("./client_session.js").ClientEvent}
+ */
+function ended(turnId, outcome, code, message) {
+  return { type: "turn_ended", turnId, outcome, code, message };
 }
 
 /**
@@ -95,7 +119,7 @@ export class AgentDirectClient {
       try {
         event = JSON.parse(sse.data);
       } catch {
-        this._onEvent({ type: "turn_error", code: "invalid_json", message: "the agent sent an event that is not JSON" });
+        this._onEvent(ended(turn.turnId, "failed", "invalid_json", "the agent sent an event that is not JSON"));
         return;
       }
       for (const out of mapper.map(event)) this._onEvent(out);
@@ -113,7 +137,7 @@ export class AgentDirectClient {
       });
       if (!response.ok || response.body === null) {
         const text = (await response.text()).slice(0, 300);
-        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: `agent answered HTTP ${response.status}: ${text}` });
+        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", `agent answered HTTP ${response.status}: ${text}`));
         return;
       }
       const reader = response.body.getReader();
@@ -124,14 +148,14 @@ export class AgentDirectClient {
       }
       for (const sse of decoder.close()) handle(sse);
       if (!mapper.finished) {
-        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: "the agent's stream ended before the turn did: send again" });
+        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", "the agent's stream ended before the turn did: send again"));
       }
     } catch (err) {
       if (abort.signal.aborted) {
-        this._onEvent({ type: "turn_end", status: "cancelled" });
+        this._onEvent(ended(turn.turnId, "cancelled", null, null));
       } else {
         const message = err instanceof Error ? err.message : String(err);
-        this._onEvent({ type: "turn_error", code: "agent_unavailable", message: `could not reach the agent: ${message}` });
+        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", `could not reach the agent: ${message}`));
       }
     } finally {
       this._abort = null;

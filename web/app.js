@@ -58,8 +58,7 @@ async function loadConfig() {
   return {
     gatewayUrl: params.get("gateway") ?? config.gateway_url ?? "",
     token: params.get("token") ?? config.token ?? "",
-    agentEndpoint: params.get("agent") ?? "agent/invocations",
-    agentUrl: config.agent_url ?? "",
+    agentEndpoint: params.get("agent") ?? (config.agent_url ? `${config.agent_url}/invocations` : "agent/invocations"),
   };
 }
 
@@ -78,8 +77,12 @@ function tokenSubject(token) {
 }
 
 class Turn {
-  /** Metrics of the current turn, in ms since Send (performance.now clock). */
-  constructor() {
+  /**
+   * The turn on screen; metrics in ms since Send (performance.now clock).
+   * @param {string} id
+   */
+  constructor(id) {
+    this.id = id;
     this.sentAt = performance.now();
     /** @type {number | null} */
     this.firstByteMs = null;
@@ -180,26 +183,23 @@ function setRunning(running) {
 /** @param {import("./client_session.js").ClientEvent} event */
 function onEvent(event) {
   if (turn === null) return;
+  if ("turnId" in event && event.turnId !== null && event.turnId !== turn.id) return; // an older turn
   switch (event.type) {
-    case "turn_accepted":
+    case "accepted":
     case "turn_started":
-      turn.status = "streaming";
+      if (turn.status === "sending") turn.status = "streaming";
       break;
-    case "text":
+    case "text_received":
       appendText(event.text);
       break;
-    case "audio":
+    case "audio_received":
       playAudio(event.samples);
       break;
-    case "turn_end":
-      turn.status = event.status;
+    case "turn_ended":
+      turn.status = event.outcome;
       setRunning(false);
-      if (event.status === "cancelled") player.stop();
-      break;
-    case "turn_error":
-      turn.status = "failed";
-      setRunning(false);
-      showNotice(`${event.message} (${event.code})`);
+      if (event.outcome !== "completed") player.stop();
+      if (event.code !== null) showNotice(`${event.message} (${event.code})`);
       break;
     case "rejected":
       showNotice(`${event.message} (${event.code})`);
@@ -241,20 +241,20 @@ function startTurn(config) {
   player.ensureContext(); // inside the click: the browser lets the context play
   player.begin();
   ui.reply.replaceChildren();
-  turn = new Turn();
-  setRunning(true);
-  renderMetrics();
   const options = {
     prompt,
     mode: ui.mode.value,
     voice: ui.voice.value.trim() || null,
     turnId: newTurnId(),
   };
+  turn = new Turn(options.turnId);
+  setRunning(true);
+  renderMetrics();
   if (route() === "direct") {
     direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent });
     direct.run(options).finally(() => setRunning(false));
   } else {
-    ensureGateway(config).send(session.startTurn(options));
+    ensureGateway(config).send(session.sendMessage(options));
   }
 }
 
@@ -265,8 +265,8 @@ function stopTurn() {
   if (route() === "direct") {
     direct?.cancel();
   } else {
-    const cancel = session.cancelMessage();
-    if (cancel !== null) gateway?.send(cancel);
+    const current = session.current;
+    if (current !== null && !current.finished) gateway?.send(session.cancel(current.turnId));
   }
 }
 

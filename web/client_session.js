@@ -1,101 +1,148 @@
 // The client side of the gateway protocol (docs/client-protocol.md), sans I/O: strings in, events out.
-// The browser twin of relay_core.client_session: the same cases are checked against recorded message
-// sequences that relay_core generates (tests/web/fixtures/client_session_cases.json).
+// The browser twin of relay_core.client_session.ClientSession (same turn phases, outcomes and events, in
+// snake_case), checked against the same recorded cases (tests/web/fixtures/client_session_cases.json,
+// generated from relay_core; tests/web/test_web_fixtures.py runs the Python session over them too).
 //
-// Guarantees: turn messages are applied once each, in seq order (duplicates, e.g. replayed by a resume,
-// are dropped; a gap is reported once and nothing after it is applied until the missing seq arrives);
-// audio comes out as whole 16-bit samples whatever the message boundaries; `resumeMessage()` names the
-// last seq held, so after a reconnect the gateway sends exactly what is missing.
+// Guarantees, per turn: text and audio come out exactly once and in seq order whatever the gateway repeats
+// (a repeat gives duplicate_ignored); a message after a missing one is not applied (one gap_detected per
+// gap) and resume() asks for everything after the last message applied, so the gap fills with nothing lost
+// or repeated; audio comes out as whole 16-bit samples. Unlike the Python session, malformed input never
+// throws: it gives a protocol_error event and changes nothing (one bad message must not end a page).
 
 import { PcmAssembler, base64ToBytes } from "./pcm.js";
 
 /**
- * @typedef {{type: "turn_accepted", turnId: string}
- *   | {type: "turn_started", turnId: string}
- *   | {type: "text", text: string, seq?: number}
- *   | {type: "audio_start", sampleRate: number, voice: string}
- *   | {type: "audio", samples: Int16Array, sampleOffset?: number}
- *   | {type: "audio_end", durationS: number, totalSamples?: number}
- *   | {type: "turn_end", status: string}
- *   | {type: "turn_error", code: string, message: string}
- *   | {type: "rejected", code: string, message: string, turnId?: string}
- *   | {type: "gap", expected: number, got: number}
+ * @typedef {{type: "accepted", turnId: string}
+ *   | {type: "turn_started", turnId: string, mode: string, model: string}
+ *   | {type: "text_received", turnId: string, seq: number, text: string}
+ *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
+ *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
+ *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
+ *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
+ *   | {type: "rejected", code: string, message: string, turnId: string | null}
+ *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
+ *   | {type: "duplicate_ignored", turnId: string, seq: number}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
 
-/** @typedef {"idle" | "waiting" | "streaming" | "finished"} TurnState */
+/** relay_core.client_session.TurnPhase */
+export const TurnPhase = Object.freeze({ SENT: "sent", ACTIVE: "active", ENDED: "ended" });
 
-const TURN_ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** relay_core.client_session.TurnOutcome */
+export const TurnOutcome = Object.freeze({
+  COMPLETED: "completed",
+  CANCELLED: "cancelled",
+  FAILED: "failed",
+  REJECTED: "rejected",
+  EXPIRED: "expired",
+});
+
+/** Rejection codes that mean a resumed turn is lost (relay_core: resume_expired, unknown_turn). */
+const LOST_CODES = new Set(["resume_expired", "unknown_turn"]);
+const TURN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+const URL_SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /** A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. */
 export function newTurnId() {
   const bytes = new Uint8Array(22);
   crypto.getRandomValues(bytes);
-  return "t-" + Array.from(bytes, (b) => TURN_ID_ALPHABET[b & 63]).join("");
+  return "t-" + Array.from(bytes, (b) => URL_SAFE[b & 63]).join("");
 }
 
-/** Rejection codes that end the current turn for good (nothing more of it will come). */
-const TURN_ENDING_REJECTIONS = new Set(["resume_expired", "unknown_turn"]);
+/** What the client holds of one turn (relay_core.client_session.ClientTurn). */
+export class ClientTurn {
+  /** @param {string} turnId */
+  constructor(turnId) {
+    this.turnId = turnId;
+    this.phase = TurnPhase.SENT;
+    /** The last seq applied; every message up to it was applied exactly once (-1: none yet). */
+    this.lastSeq = -1;
+    /** @type {string | null} */
+    this.outcome = null;
+    /** @type {string | null} */
+    this.errorCode = null;
+    this.samples = 0;
+    this.sampleRate = 24000;
+    this.gapReported = false;
+    this.resumePending = false;
+    this.gaps = 0;
+    this.duplicates = 0;
+    this._pcm = new PcmAssembler();
+  }
+
+  get finished() {
+    return this.phase === TurnPhase.ENDED;
+  }
+}
 
 export class ClientSession {
   constructor() {
-    /** @type {string | null} */
-    this.turnId = null;
-    /** @type {TurnState} */
-    this.state = "idle";
-    /** Last seq applied; -1 before the first. */
-    this.lastSeq = -1;
-    this.duplicates = 0;
-    this.gaps = 0;
-    this.samplesReceived = 0;
-    /** @type {number | null} the seq a reported gap is waiting for */
-    this._gapAt = null;
-    this._pcm = new PcmAssembler();
+    /** @type {Map<string, ClientTurn>} every turn, oldest first */
+    this.turns = new Map();
+    /** @type {string | null} the turn this page started last */
+    this.currentTurnId = null;
   }
 
-  /** Whether a turn is waiting for or receiving messages. */
-  get turnActive() {
-    return this.state === "waiting" || this.state === "streaming";
+  /** The turn this page started last, or null. */
+  get current() {
+    return this.currentTurnId === null ? null : (this.turns.get(this.currentTurnId) ?? null);
+  }
+
+  /** The unfinished turns (resume these after a reconnect). */
+  get unfinishedTurns() {
+    return [...this.turns.values()].filter((t) => !t.finished);
   }
 
   /**
-   * Begin a turn: the `sendMessage` to send. The client picks the turn id so it can resume even if
-   * `turn_accepted` was lost.
+   * The `sendMessage` for a new turn. The client picks the turn id so the turn can be resumed even if the
+   * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
    * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string}} turn
    * @returns {string}
    */
-  startTurn(turn) {
-    this.turnId = turn.turnId ?? newTurnId();
-    this.state = "waiting";
-    this.lastSeq = -1;
-    this.duplicates = 0;
-    this.gaps = 0;
-    this.samplesReceived = 0;
-    this._gapAt = null;
-    this._pcm = new PcmAssembler();
+  sendMessage(turn) {
+    const turnId = turn.turnId ?? newTurnId();
+    if (this.turns.has(turnId)) throw new Error(`turn id ${turnId} is already used in this session: use a new one per turn`);
+    if (!TURN_ID_PATTERN.test(turnId)) throw new Error("a turn id is 1 to 64 characters of A-Z a-z 0-9 - _ . :");
+    this.turns.set(turnId, new ClientTurn(turnId));
+    this.currentTurnId = turnId;
     /** @type {Record<string, unknown>} */
     const message = { action: "sendMessage", prompt: turn.prompt };
     if (turn.voice) message.voice = turn.voice;
-    if (turn.speed !== undefined) message.speed = turn.speed;
-    if (turn.mode !== undefined) message.mode = turn.mode;
-    message.turn_id = this.turnId;
+    message.speed = turn.speed ?? 1.0;
+    message.mode = turn.mode ?? "bidi";
+    message.turn_id = turnId;
     return JSON.stringify(message);
   }
 
-  /** The `cancel` for the current turn, or null when none is running. */
-  cancelMessage() {
-    if (!this.turnActive || this.turnId === null) return null;
-    return JSON.stringify({ action: "cancel", turn_id: this.turnId });
-  }
-
-  /** The `resume` to send after a reconnect (or a gap), or null when no turn is running. */
-  resumeMessage() {
-    if (!this.turnActive || this.turnId === null) return null;
-    return JSON.stringify({ action: "resume", turn_id: this.turnId, after_seq: this.lastSeq });
+  /**
+   * The `cancel` to send (turnId null: the user's running turn). The turn ends when its terminal message
+   * (agent_end with status cancelled) arrives.
+   * @param {string | null} [turnId]
+   */
+  cancel(turnId = null) {
+    return JSON.stringify(turnId === null ? { action: "cancel" } : { action: "cancel", turn_id: turnId });
   }
 
   /**
-   * One message from the gateway.
+   * The `resume` for an unfinished turn: everything after its last applied seq. Throws for a finished or
+   * unknown turn.
+   * @param {string} turnId
+   */
+  resume(turnId) {
+    const turn = this.turns.get(turnId);
+    if (turn === undefined) throw new Error(`no turn ${turnId} in this session: resume only turns you started or received`);
+    if (turn.finished) throw new Error(`turn ${turnId} already ended (${turn.outcome}): there is nothing to resume`);
+    turn.resumePending = true;
+    return JSON.stringify({ action: "resume", turn_id: turnId, after_seq: turn.lastSeq });
+  }
+
+  /** A `resume` for every unfinished turn: send them on a new connection after a reconnect. */
+  resumeAll() {
+    return this.unfinishedTurns.map((t) => this.resume(t.turnId));
+  }
+
+  /**
+   * Apply one gateway message; the events it causes, in order.
    * @param {string} data
    * @returns {ClientEvent[]}
    */
@@ -105,92 +152,167 @@ export class ClientSession {
     try {
       msg = JSON.parse(data);
     } catch {
-      return [{ type: "protocol_error", message: "the gateway sent a message that is not JSON" }];
+      return [protocolError("the gateway sent a message that is not JSON")];
     }
     if (msg === null || typeof msg !== "object" || Array.isArray(msg)) {
-      return [{ type: "protocol_error", message: "the gateway sent a message that is not a JSON object" }];
+      return [protocolError("the gateway sent a message that is not a JSON object")];
     }
     if (msg.type === "turn_accepted") {
-      if (msg.turn_id !== this.turnId) return [];
-      return [{ type: "turn_accepted", turnId: String(msg.turn_id) }];
+      if (!validTurnId(msg.turn_id)) return [protocolError("turn_accepted without a valid turn_id")];
+      const turn = this._turnFor(msg.turn_id);
+      if (turn.phase === TurnPhase.SENT) turn.phase = TurnPhase.ACTIVE;
+      return [{ type: "accepted", turnId: msg.turn_id }];
     }
-    if (msg.type === "error" && !("seq" in msg)) return this._rejection(msg);
-    if (typeof msg.seq !== "number" || !Number.isInteger(msg.seq) || typeof msg.turn_id !== "string") {
-      return [{ type: "protocol_error", message: `gateway message of type ${String(msg.type).slice(0, 40)} lacks turn_id or seq` }];
+    if (msg.type === "error" && !("seq" in msg)) return this._onRejected(msg);
+    if (!validTurnId(msg.turn_id) || !Number.isInteger(msg.seq) || msg.seq < 0) {
+      return [protocolError(`gateway message of type ${String(msg.type).slice(0, 40)} lacks a valid turn_id or seq`)];
     }
-    if (msg.turn_id !== this.turnId || this.state === "finished" || this.state === "idle") return [];
-    if (msg.seq <= this.lastSeq) {
-      this.duplicates += 1;
-      return [];
+    return this._onTurnMessage(msg);
+  }
+
+  /** @param {string} turnId */
+  _turnFor(turnId) {
+    let turn = this.turns.get(turnId);
+    if (turn === undefined) {
+      // A turn started elsewhere (e.g. before a reload): follow it from here.
+      turn = new ClientTurn(turnId);
+      this.turns.set(turnId, turn);
     }
-    if (msg.seq > this.lastSeq + 1) {
-      if (this._gapAt === this.lastSeq + 1) return [];
-      this._gapAt = this.lastSeq + 1;
-      this.gaps += 1;
-      return [{ type: "gap", expected: this.lastSeq + 1, got: msg.seq }];
-    }
-    this.lastSeq = msg.seq;
-    this._gapAt = null;
-    this.state = "streaming";
-    return this._apply(msg);
+    return turn;
   }
 
   /**
-   * @param {any} msg a rejection (error without seq)
+   * @param {any} msg an error without seq
    * @returns {ClientEvent[]}
    */
-  _rejection(msg) {
+  _onRejected(msg) {
+    const turnId = typeof msg.turn_id === "string" && msg.turn_id !== "" ? msg.turn_id : null;
     const code = String(msg.code ?? "internal_error");
     const message = String(msg.message ?? "");
-    /** @type {ClientEvent} */
-    const rejected = { type: "rejected", code, message };
-    if (typeof msg.turn_id === "string") rejected.turnId = msg.turn_id;
-    const mine = this.turnActive && (msg.turn_id === undefined || msg.turn_id === this.turnId);
-    const endsTurn = mine && (this.state === "waiting" || TURN_ENDING_REJECTIONS.has(code));
-    if (!endsTurn) return [rejected];
-    this.state = "finished";
-    return [rejected, { type: "turn_error", code, message }];
+    /** @type {ClientEvent[]} */
+    const events = [{ type: "rejected", code, message, turnId }];
+    const turn = turnId === null ? undefined : this.turns.get(turnId);
+    if (turn === undefined || turn.finished) return events;
+    if (turn.resumePending && LOST_CODES.has(code)) {
+      events.push(end(turn, TurnOutcome.EXPIRED, code, message));
+    } else if (turn.phase === TurnPhase.SENT && !turn.resumePending) {
+      events.push(end(turn, TurnOutcome.REJECTED, code, message));
+    }
+    return events;
   }
 
   /**
-   * Apply the next turn message (its seq is lastSeq).
-   * @param {any} msg
+   * @param {any} msg a turn message (has turn_id and seq)
    * @returns {ClientEvent[]}
    */
-  _apply(msg) {
+  _onTurnMessage(msg) {
+    const turn = this._turnFor(msg.turn_id);
+    if (msg.seq <= turn.lastSeq) {
+      turn.duplicates += 1;
+      return [{ type: "duplicate_ignored", turnId: turn.turnId, seq: msg.seq }];
+    }
+    if (turn.finished) {
+      return [protocolError(`message ${msg.seq} of turn ${turn.turnId} came after its terminal message ${turn.lastSeq}`)];
+    }
+    if (msg.seq > turn.lastSeq + 1) {
+      if (turn.gapReported) return [];
+      turn.gapReported = true;
+      turn.gaps += 1;
+      return [{ type: "gap_detected", turnId: turn.turnId, expectedSeq: turn.lastSeq + 1, receivedSeq: msg.seq }];
+    }
+    const event = this._apply(turn, msg);
+    if (event.type === "protocol_error") return [event];
+    turn.lastSeq = msg.seq;
+    turn.gapReported = false;
+    turn.resumePending = false;
+    if (turn.phase === TurnPhase.SENT) turn.phase = TurnPhase.ACTIVE;
+    return [event];
+  }
+
+  /**
+   * The event for the next message of a turn; a protocol_error (and no change) if it is inconsistent.
+   * @param {ClientTurn} turn
+   * @param {any} msg
+   * @returns {ClientEvent}
+   */
+  _apply(turn, msg) {
+    const turnId = turn.turnId;
     switch (msg.type) {
-      case "agent_start":
-        return [{ type: "turn_started", turnId: msg.turn_id }];
       case "text_delta":
-        return [{ type: "text", text: String(msg.text ?? ""), seq: msg.seq }];
+        if (typeof msg.text !== "string") return protocolError(`text_delta ${msg.seq} has no text`);
+        return { type: "text_received", turnId, seq: msg.seq, text: msg.text };
+      case "audio_chunk":
+        return this._applyAudio(turn, msg);
+      case "agent_start":
+        return { type: "turn_started", turnId, mode: String(msg.mode ?? "bidi"), model: String(msg.model ?? "") };
       case "audio_stream_start":
-        this._pcm.reset();
-        return [{ type: "audio_start", sampleRate: Number(msg.sample_rate ?? 24000), voice: String(msg.voice ?? "") }];
-      case "audio_chunk": {
-        /** @type {ClientEvent[]} */
-        const out = [];
-        if (typeof msg.sample_offset === "number" && msg.sample_offset !== this.samplesReceived) {
-          out.push({
-            type: "protocol_error",
-            message: `audio at sample ${msg.sample_offset} but ${this.samplesReceived} samples were received`,
-          });
-        }
-        const samples = this._pcm.push(base64ToBytes(String(msg.data ?? "")));
-        const sampleOffset = this.samplesReceived;
-        this.samplesReceived += samples.length;
-        if (samples.length > 0) out.push({ type: "audio", samples, sampleOffset });
-        return out;
-      }
+        turn.sampleRate = Number(msg.sample_rate ?? 24000);
+        return {
+          type: "audio_started",
+          turnId,
+          voice: String(msg.voice ?? ""),
+          format: String(msg.format ?? "pcm_s16le"),
+          sampleRate: turn.sampleRate,
+          channels: Number(msg.channels ?? 1),
+        };
       case "audio_stream_end":
-        return [{ type: "audio_end", durationS: Number(msg.duration_s ?? 0), totalSamples: Number(msg.total_samples ?? 0) }];
+        return { type: "audio_ended", turnId, totalSamples: Number(msg.total_samples ?? 0), durationS: Number(msg.duration_s ?? 0) };
       case "agent_end":
-        this.state = "finished";
-        return [{ type: "turn_end", status: String(msg.status ?? "completed") }];
+        return end(turn, msg.status === TurnOutcome.CANCELLED ? TurnOutcome.CANCELLED : TurnOutcome.COMPLETED, null, null);
       case "error":
-        this.state = "finished";
-        return [{ type: "turn_error", code: String(msg.code ?? "internal_error"), message: String(msg.message ?? "") }];
+        return end(turn, TurnOutcome.FAILED, String(msg.code ?? "internal_error"), String(msg.message ?? ""));
       default:
-        return []; // a message type this client does not know: numbered, so it is skipped, not a gap
+        return protocolError(`unknown gateway message type ${String(msg.type).slice(0, 40)}`);
     }
   }
+
+  /**
+   * @param {ClientTurn} turn
+   * @param {any} msg
+   * @returns {ClientEvent}
+   */
+  _applyAudio(turn, msg) {
+    let bytes;
+    try {
+      bytes = base64ToBytes(String(msg.data ?? ""));
+    } catch {
+      return protocolError(`audio_chunk ${msg.seq}: data is not base64`);
+    }
+    if (bytes.length % 2 !== 0) return protocolError(`audio_chunk ${msg.seq} is not whole 16-bit samples (${bytes.length} bytes)`);
+    if (msg.sample_offset !== turn.samples) {
+      return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${turn.samples}`);
+    }
+    const samples = turn._pcm.push(bytes);
+    const sampleOffset = turn.samples;
+    turn.samples += samples.length;
+    return { type: "audio_received", turnId: turn.turnId, seq: msg.seq, sampleOffset, samples };
+  }
+}
+
+/**
+ * @param {ClientTurn} turn
+ * @param {string} outcome
+ * @param {string | null} code
+ * @param {string | null} message
+ * @returns {ClientEvent}
+ */
+function end(turn, outcome, code, message) {
+  turn.phase = TurnPhase.ENDED;
+  turn.outcome = outcome;
+  turn.errorCode = code;
+  turn.resumePending = false;
+  return { type: "turn_ended", turnId: turn.turnId, outcome, code, message };
+}
+
+/** @param {unknown} value */
+function validTurnId(value) {
+  return typeof value === "string" && TURN_ID_PATTERN.test(value);
+}
+
+/**
+ * @param {string} message
+ * @returns {ClientEvent}
+ */
+function protocolError(message) {
+  return { type: "protocol_error", message };
 }

@@ -94,12 +94,8 @@ export class GatewayClient {
       if (socket !== this.socket) return;
       this._attempt = 0;
       this._setState("open", "connected");
-      const resume = resuming ? this.session.resumeMessage() : null;
-      if (resume !== null) {
-        socket.send(resume);
-        this.sent.push(resume);
-      }
-      const waiting = this._outbox.splice(0);
+      const resumes = resuming ? this.session.resumeAll() : [];
+      const waiting = [...resumes, ...this._outbox.splice(0)];
       for (const message of waiting) {
         socket.send(message);
         this.sent.push(message);
@@ -110,10 +106,9 @@ export class GatewayClient {
       const data = message.data;
       if (typeof data !== "string") return; // the gateway sends text frames only
       for (const event of this.session.receive(data)) {
-        if (event.type === "gap") {
-          // A message went missing on this connection: ask again from the last one held.
-          const resume = this.session.resumeMessage();
-          if (resume !== null) this.send(resume);
+        if (event.type === "gap_detected") {
+          // A message went missing on this connection: ask again from the last one applied.
+          this.send(this.session.resume(event.turnId));
         }
         this._onEvent(event);
       }

@@ -9,7 +9,7 @@ import { AGENTCORE_SESSION_HEADER, AgentDirectClient, AgentEventMapper, newSessi
 const sse = JSON.parse(readFileSync(new URL("./fixtures/sse_cases.json", import.meta.url), "utf8"));
 const session = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
 const turnBody = Buffer.from(sse[0].body_b64, "base64");
-const expected = session[0].expect; // the same agent turn, as relay_core's truth
+const expected = session[0].expect; // the same agent turn: its text and PCM as relay_core holds them
 
 /** A fetch stand-in answering one SSE body in chunks of `step` bytes; records requests. */
 function fakeFetch(body, step, requests) {
@@ -28,9 +28,9 @@ function fakeFetch(body, step, requests) {
 }
 
 function collect(events) {
-  const pcm = events.filter((e) => e.type === "audio").map((e) => Buffer.from(e.samples.buffer));
+  const pcm = events.filter((e) => e.type === "audio_received").map((e) => Buffer.from(e.samples.buffer));
   return {
-    text: events.filter((e) => e.type === "text").map((e) => e.text).join(""),
+    text: events.filter((e) => e.type === "text_received").map((e) => e.text).join(""),
     pcm_b64: Buffer.concat(pcm).toString("base64"),
     last: events.at(-1),
   };
@@ -45,7 +45,7 @@ for (const step of [1, 7, 4096, 1 << 20]) {
     const got = collect(events);
     assert.equal(got.text, expected.text);
     assert.equal(got.pcm_b64, expected.pcm_b64);
-    assert.deepEqual(got.last, { type: "turn_end", status: "completed" });
+    assert.deepEqual(got.last, { type: "turn_ended", turnId: "t-fixture0000000000000001", outcome: "completed", code: null, message: null });
     const init = requests[0].init;
     assert.equal(init.headers.accept, "text/event-stream");
     assert.equal(init.headers[AGENTCORE_SESSION_HEADER], client.sessionId);
@@ -58,7 +58,8 @@ test("direct: a stream that ends without agent_end is reported as a failed turn"
   const cut = turnBody.subarray(0, Math.floor(turnBody.length / 2));
   const client = new AgentDirectClient({ endpoint: "/x", onEvent: (e) => events.push(e), fetchImpl: fakeFetch(cut, 999, []) });
   await client.run({ prompt: "hi", turnId: "t-2" });
-  assert.equal(events.at(-1).type, "turn_error");
+  assert.equal(events.at(-1).type, "turn_ended");
+  assert.equal(events.at(-1).outcome, "failed");
 });
 
 test("direct: an HTTP error is a failed turn with the agent's answer", async () => {
@@ -67,7 +68,7 @@ test("direct: an HTTP error is a failed turn with the agent's answer", async () 
   const client = new AgentDirectClient({ endpoint: "/x", onEvent: (e) => events.push(e), fetchImpl });
   await client.run({ prompt: "", turnId: "t-3" });
   assert.equal(events.length, 1);
-  assert.equal(events[0].type, "turn_error");
+  assert.equal(events[0].outcome, "failed");
   assert.match(events[0].message, /HTTP 400: prompt is required/);
 });
 

@@ -1,113 +1,99 @@
-// ClientSession (web/client_session.js) against message sequences framed by relay_core's TurnFramer
-// (fixtures/client_session_cases.json): the same truth the Python client session is checked against.
+// ClientSession (web/client_session.js) over the cases recorded from relay_core's ClientSession
+// (fixtures/client_session_cases.json): same events in the same order, same text, PCM, outcome, last seq and
+// resume messages. The cases themselves are checked against the agent's own text and PCM in Python.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { ClientSession, newTurnId } from "../../web/client_session.js";
+import { ClientSession, TurnPhase, newTurnId } from "../../web/client_session.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
-const TURN_ID = "t-fixture0000000000000001";
 
-/** Run a case: every input through one session; what the page would hold afterwards. */
-function run(inputs) {
+/** Run a case's steps on a fresh session that started the case's turn. */
+function run(c) {
   const session = new ClientSession();
-  session.startTurn({ prompt: "hi", turnId: TURN_ID });
-  const events = inputs.flatMap((m) => session.receive(m));
+  session.sendMessage({ prompt: "hi", turnId: c.turn_id });
+  const events = [];
+  const resumes = [];
+  for (const step of c.steps) {
+    if ("receive" in step) events.push(...session.receive(step.receive));
+    else resumes.push(session.resume(c.turn_id));
+  }
+  const turn = session.turns.get(c.turn_id);
   const pcm = events
-    .filter((e) => e.type === "audio")
+    .filter((e) => e.type === "audio_received" && e.turnId === c.turn_id)
     .map((e) => Buffer.from(e.samples.buffer, e.samples.byteOffset, e.samples.byteLength));
-  const terminal = events.find((e) => e.type === "turn_end" || e.type === "turn_error");
-  return {
-    session,
-    events,
-    text: events.filter((e) => e.type === "text").map((e) => e.text).join(""),
-    pcm_b64: Buffer.concat(pcm).toString("base64"),
-    status: terminal === undefined ? null : terminal.type === "turn_error" ? "error" : terminal.status,
-    error_code: terminal?.type === "turn_error" ? terminal.code : undefined,
-  };
+  const text = events.filter((e) => e.type === "text_received" && e.turnId === c.turn_id).map((e) => e.text);
+  return { session, turn, events, resumes, text: text.join(""), pcm_b64: Buffer.concat(pcm).toString("base64") };
 }
 
 for (const c of cases) {
   test(`session: ${c.name}`, () => {
-    const got = run(c.inputs);
+    const got = run(c);
     const e = c.expect;
-    if ("text" in e) assert.equal(got.text, e.text);
-    if ("pcm_b64" in e) assert.equal(got.pcm_b64, e.pcm_b64, "reassembled PCM differs from the agent's");
-    assert.equal(got.status, e.status);
-    if ("error_code" in e) assert.equal(got.error_code, e.error_code);
-    assert.equal(got.session.lastSeq, e.last_seq);
-    assert.equal(got.session.resumeMessage(), e.resume);
-    if ("gaps" in e) assert.equal(got.session.gaps, e.gaps);
-    if ("duplicates" in e) assert.equal(got.session.duplicates, e.duplicates);
-    assert.deepEqual(got.events.filter((x) => x.type === "protocol_error"), []);
+    assert.deepEqual(got.events.map((x) => x.type), e.event_types);
+    assert.equal(got.text, e.text);
+    assert.equal(got.pcm_b64, e.pcm_b64, "reassembled PCM differs from relay_core's");
+    assert.equal(got.turn.outcome, e.outcome);
+    assert.equal(got.turn.errorCode, e.error_code);
+    assert.equal(got.turn.lastSeq, e.last_seq);
+    assert.deepEqual(got.resumes, c.steps.filter((s) => "resume" in s).map((s) => s.resume));
   });
 }
 
-test("session: a gap is reported once, with the resume that fills it", () => {
-  const c = cases.find((x) => x.gap_resume !== undefined);
-  const session = new ClientSession();
-  session.startTurn({ prompt: "hi", turnId: TURN_ID });
-  const gaps = [];
-  let resumeAtGap = null;
-  for (const m of c.inputs) {
-    for (const e of session.receive(m)) {
-      if (e.type === "gap") {
-        gaps.push(e);
-        resumeAtGap = session.resumeMessage();
-      }
-    }
-  }
-  assert.equal(gaps.length, 1);
-  assert.equal(resumeAtGap, c.gap_resume);
-});
-
 test("session: audio samples are placed where sample_offset says", () => {
-  const { events } = run(cases[0].inputs);
+  const { events } = run(cases[0]);
   let expected = 0;
-  for (const e of events.filter((x) => x.type === "audio")) {
+  for (const e of events.filter((x) => x.type === "audio_received")) {
     assert.equal(e.sampleOffset, expected);
     expected += e.samples.length;
   }
   assert.ok(expected > 0);
 });
 
-test("session: messages after the terminal one are ignored", () => {
+test("session: a message after the terminal one is a protocol error, a repeat is a duplicate", () => {
   const c = cases[0];
-  const session = new ClientSession();
-  session.startTurn({ prompt: "hi", turnId: TURN_ID });
-  for (const m of c.inputs) session.receive(m);
-  assert.deepEqual(session.receive(c.inputs[3]), []);
-  assert.equal(session.cancelMessage(), null);
+  const { session } = run(c);
+  const last = JSON.parse(c.steps.at(-1).receive);
+  const after = JSON.stringify({ ...last, seq: last.seq + 1 });
+  assert.deepEqual(session.receive(after).map((e) => e.type), ["protocol_error"]);
+  assert.deepEqual(session.receive(c.steps.at(-1).receive).map((e) => e.type), ["duplicate_ignored"]);
+  assert.throws(() => session.resume(c.turn_id), /already ended/);
+  assert.deepEqual(session.resumeAll(), []);
 });
 
 test("session: sendMessage, cancel and resume messages", () => {
   const session = new ClientSession();
-  const send = JSON.parse(session.startTurn({ prompt: "Hello", voice: "jm_kumo", speed: 1.2, mode: "batch" }));
+  const send = JSON.parse(session.sendMessage({ prompt: "Hello", voice: "jm_kumo", speed: 1.2, mode: "batch" }));
   assert.deepEqual(Object.keys(send).sort(), ["action", "mode", "prompt", "speed", "turn_id", "voice"]);
   assert.equal(send.action, "sendMessage");
   assert.match(send.turn_id, /^t-[A-Za-z0-9_-]{22}$/);
-  assert.deepEqual(JSON.parse(session.cancelMessage()), { action: "cancel", turn_id: send.turn_id });
-  assert.deepEqual(JSON.parse(session.resumeMessage()), { action: "resume", turn_id: send.turn_id, after_seq: -1 });
+  assert.equal(session.current.phase, TurnPhase.SENT);
+  assert.deepEqual(JSON.parse(session.cancel(send.turn_id)), { action: "cancel", turn_id: send.turn_id });
+  assert.deepEqual(JSON.parse(session.cancel()), { action: "cancel" });
+  assert.deepEqual(session.resumeAll().map((m) => JSON.parse(m)), [{ action: "resume", turn_id: send.turn_id, after_seq: -1 }]);
+  assert.throws(() => session.sendMessage({ prompt: "again", turnId: send.turn_id }), /already used/);
 });
 
-test("session: bad JSON and unnumbered turn messages are reported, not thrown", () => {
-  const session = new ClientSession();
-  session.startTurn({ prompt: "x" });
-  assert.equal(session.receive("{not json")[0].type, "protocol_error");
-  assert.equal(session.receive("[1]")[0].type, "protocol_error");
-  assert.equal(session.receive('{"type":"text_delta","text":"x"}')[0].type, "protocol_error");
-  assert.equal(session.turnActive, true);
-});
-
-test("session: a rejection of a later message leaves the running turn alone", () => {
+test("session: malformed messages are reported, never thrown, and change nothing", () => {
   const c = cases[0];
   const session = new ClientSession();
-  session.startTurn({ prompt: "hi", turnId: TURN_ID });
-  for (const m of c.inputs.slice(0, 4)) session.receive(m);
-  const events = session.receive(JSON.stringify({ type: "error", code: "turn_in_progress", message: "one at a time" }));
-  assert.deepEqual(events.map((e) => e.type), ["rejected"]);
-  assert.equal(session.turnActive, true);
+  session.sendMessage({ prompt: "x", turnId: c.turn_id });
+  for (const s of c.steps.slice(0, 5)) session.receive(s.receive);
+  const before = session.turns.get(c.turn_id).lastSeq;
+  const held = session.turns.get(c.turn_id).samples;
+  const next = JSON.parse(c.steps[5].receive);
+  const bad = [
+    "{not json",
+    "[1]",
+    '{"type":"text_delta","text":"x"}',
+    JSON.stringify({ ...next, seq: -1 }),
+    JSON.stringify({ type: "audio_chunk", turn_id: c.turn_id, seq: before + 1, chunk: 0, sample_offset: 999999, data: "AAAA" }),
+    JSON.stringify({ type: "audio_chunk", turn_id: c.turn_id, seq: before + 1, chunk: 0, sample_offset: held, data: "AA==" }),
+  ];
+  for (const b of bad) assert.deepEqual(session.receive(b).map((e) => e.type), ["protocol_error"], b);
+  assert.equal(session.turns.get(c.turn_id).lastSeq, before);
+  assert.notEqual(session.receive(c.steps[5].receive)[0].type, "protocol_error");
 });
 
 test("session: turn ids are fresh and valid", () => {

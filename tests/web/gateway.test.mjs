@@ -66,7 +66,7 @@ test("gateway: the token travels in the query string", () => {
 test("gateway: a message sent while connecting waits for the open socket", () => {
   const { client, session } = setup();
   client.connect();
-  client.send(session.startTurn({ prompt: "hi", turnId: TURN_ID }));
+  client.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }));
   assert.deepEqual(FakeSocket.all[0].sent, []);
   FakeSocket.all[0].open();
   assert.equal(JSON.parse(FakeSocket.all[0].sent[0]).action, "sendMessage");
@@ -74,10 +74,10 @@ test("gateway: a message sent while connecting waits for the open socket", () =>
 
 test("gateway: a dropped connection reconnects and resumes from the last seq held", () => {
   const { client, session, events, states, timers } = setup();
-  const inputs = cases[0].inputs;
+  const inputs = cases[0].steps.map((s) => s.receive);
   client.connect();
   FakeSocket.all[0].open();
-  client.send(session.startTurn({ prompt: "hi", turnId: TURN_ID }));
+  client.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }));
   for (const m of inputs.slice(0, 10)) FakeSocket.all[0].deliver(m);
   client.dropConnection();
   assert.equal(states.at(-1), "reconnecting");
@@ -86,26 +86,29 @@ test("gateway: a dropped connection reconnects and resumes from the last seq hel
   const second = FakeSocket.all[1];
   assert.equal(second.url, "ws://127.0.0.1:9/ws?token=a.b.c");
   second.open();
-  assert.deepEqual(JSON.parse(second.sent[0]), { action: "resume", turn_id: TURN_ID, after_seq: session.lastSeq });
+  const held = session.turns.get(TURN_ID).lastSeq;
+  assert.ok(held > 0);
+  assert.deepEqual(JSON.parse(second.sent[0]), { action: "resume", turn_id: TURN_ID, after_seq: held });
   // The gateway replays from after_seq + 1; overlapping replays are harmless.
   for (const m of inputs.slice(5)) second.deliver(m);
-  assert.equal(events.at(-1).type, "turn_end");
+  assert.equal(events.at(-1).type, "turn_ended");
+  assert.equal(events.at(-1).outcome, "completed");
   assert.equal(client.drops, 1);
   assert.equal(client.reconnects, 1);
-  const text = events.filter((e) => e.type === "text").map((e) => e.text).join("");
+  const text = events.filter((e) => e.type === "text_received").map((e) => e.text).join("");
   assert.equal(text, cases[0].expect.text);
 });
 
 test("gateway: a gap on a live connection asks for a resume on the same connection", () => {
   const { client, session } = setup();
-  const inputs = cases[0].inputs;
+  const inputs = cases[0].steps.map((s) => s.receive);
   client.connect();
   FakeSocket.all[0].open();
-  client.send(session.startTurn({ prompt: "hi", turnId: TURN_ID }));
+  client.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }));
   for (const m of inputs.slice(0, 6)) FakeSocket.all[0].deliver(m);
   for (const m of inputs.slice(7, 10)) FakeSocket.all[0].deliver(m);
   const resumes = FakeSocket.all[0].sent.map((s) => JSON.parse(s)).filter((m) => m.action === "resume");
-  assert.deepEqual(resumes, [{ action: "resume", turn_id: TURN_ID, after_seq: session.lastSeq }]);
+  assert.deepEqual(resumes, [{ action: "resume", turn_id: TURN_ID, after_seq: session.turns.get(TURN_ID).lastSeq }]);
 });
 
 test("gateway: no resume after a drop when no turn is running, and none after close()", () => {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 import sys
 from pathlib import Path
@@ -31,6 +32,7 @@ from relay_core.agent_events import (
 from relay_core.audio import b64decode, b64encode
 from relay_core.client_framing import TurnFramer
 from relay_core.client_messages import ClientErrorCode, GatewayError, Resume, TurnAccepted, serialize
+from relay_core.client_session import ClientSession
 from relay_core.sse import SseDecoder, encode_sse
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -86,98 +88,138 @@ def framed(events: list[AgentEvent], turn_id: str = TURN_ID) -> list[str]:
     return [message for event in events for message in framer.frame(event)]
 
 
-def expected_from(events: list[AgentEvent], *, status: str | None, last_seq: int, **extra: Any) -> Json:
-    """What a client holds after applying the turn: the agent's text and PCM, joined (the truth the framing
-    must preserve)."""
+def truth(events: list[AgentEvent]) -> Json:
+    """What a client must hold after applying the whole turn: the agent's own text and PCM, joined."""
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     pcm = b"".join(b64decode(e.data) for e in events if isinstance(e, AudioChunk))
-    return {"text": text, "pcm_b64": b64encode(pcm), "status": status, "last_seq": last_seq, **extra}
+    return {"text": text, "pcm_b64": b64encode(pcm)}
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def run_python_session(steps: list[Json]) -> Json:
+    """Run relay_core's ClientSession over a case's steps: what it holds and the events it gave (as the JS
+    session names them: the Python class name in snake_case)."""
+    session = ClientSession(collect_audio=True)
+    session.send_message("hi", turn_id=TURN_ID)
+    event_types: list[str] = []
+    resumes: list[str] = []
+    for step in steps:
+        if "receive" in step:
+            event_types += [_snake(type(e).__name__) for e in session.receive(step["receive"])]
+        else:
+            resumes.append(session.resume(TURN_ID))
+    turn = session.turn(TURN_ID)
+    return {
+        "text": turn.text,
+        "pcm_b64": b64encode(turn.pcm),
+        "outcome": None if turn.outcome is None else turn.outcome.value,
+        "error_code": turn.error_code,
+        "last_seq": turn.last_seq,
+        "event_types": event_types,
+        "resumes": resumes,
+    }
+
+
+def case(name: str, steps: list[Json], *, resumes: list[str], agent_events: list[AgentEvent] | None = None) -> Json:
+    """A recorded case: the steps, and what relay_core's session holds after them. The Python session's
+    result is checked here against the independent truth (the agent events' text and PCM; the resume
+    messages built directly), then recorded for the JS session."""
+    expect = run_python_session([{"receive": s["receive"]} if "receive" in s else {"resume": None} for s in steps])
+    assert expect["resumes"] == resumes, name
+    if agent_events is not None:
+        wanted = truth(agent_events)
+        assert (expect["text"], expect["pcm_b64"]) == (wanted["text"], wanted["pcm_b64"]), name
+    steps = [s if "receive" in s else {"resume": r} for s, r in zip(steps, _fill(steps, resumes), strict=True)]
+    del expect["resumes"]
+    return {"name": name, "turn_id": TURN_ID, "steps": steps, "expect": expect}
+
+
+def _fill(steps: list[Json], resumes: list[str]) -> list[str | None]:
+    it = iter(resumes)
+    return [None if "receive" in s else next(it) for s in steps]
+
+
+def rx(messages: list[str]) -> list[Json]:
+    return [{"receive": m} for m in messages]
+
+
+RESUME: Json = {"resume": None}
+"""A step where the client calls ``resume`` (after a reconnect or a gap); the case records what it sends."""
 
 
 def session_cases() -> list[Json]:
     accepted = serialize(TurnAccepted(TURN_ID))
     full = agent_turn()
     messages = framed(full)
-    last = len(messages) - 1
     k = len(messages) // 2
-    cases: list[Json] = [
-        {
-            "name": "complete turn, audio cut on sample boundaries across many messages",
-            "inputs": [accepted, *messages],
-            "expect": expected_from(full, status="completed", last_seq=last, gaps=0, duplicates=0, resume=None),
-        },
-        {
-            "name": "replayed messages after a resume are applied once",
-            "inputs": [accepted, *messages[: k + 1], *messages[k - 3 :]],
-            "expect": expected_from(full, status="completed", last_seq=last, gaps=0, duplicates=4, resume=None),
-        },
-        {
-            "name": "a lost message is a gap: nothing after it applies until the resume replays it",
-            "inputs": [accepted, *messages[:k], *messages[k + 1 : k + 4], *messages[k:]],
-            "expect": expected_from(full, status="completed", last_seq=last, gaps=1, duplicates=0, resume=None),
-            "gap_resume": serialize(Resume(TURN_ID, k - 1)),
-        },
-        {
-            "name": "dropped connection mid-turn: resume from the last seq held",
-            "inputs": [accepted, *messages[: k + 1]],
-            "expect": {"status": None, "last_seq": k, "resume": serialize(Resume(TURN_ID, k))},
-        },
-        {
-            "name": "dropped connection before any turn message: resume from the start",
-            "inputs": [accepted],
-            "expect": {"status": None, "last_seq": -1, "resume": serialize(Resume(TURN_ID, -1))},
-        },
-        {
-            "name": "messages of another turn are ignored",
-            "inputs": [accepted, *framed(agent_turn(), OTHER_TURN_ID)[:5], *messages],
-            "expect": expected_from(full, status="completed", last_seq=last, gaps=0, duplicates=0, resume=None),
-        },
-    ]
     cancelled = agent_turn(cancelled_after=2)
-    cancelled_messages = framed(cancelled)
-    cases.append(
-        {
-            "name": "cancelled turn ends with agent_end status cancelled",
-            "inputs": [accepted, *cancelled_messages],
-            "expect": expected_from(cancelled, status="cancelled", last_seq=len(cancelled_messages) - 1, resume=None),
-        }
-    )
     failed = agent_turn(fail_after=3)
-    failed_messages = framed(failed)
-    cases.append(
-        {
-            "name": "a turn error carries seq and ends the turn",
-            "inputs": [accepted, *failed_messages],
-            "expect": expected_from(
-                failed, status="error", error_code="tts_failed", last_seq=len(failed_messages) - 1, resume=None
-            ),
-        }
-    )
     rate_limited = GatewayError(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
-    cases.append(
-        {
-            "name": "a rejected sendMessage (error without seq) ends the turn before it starts",
-            "inputs": [serialize(rate_limited)],
-            "expect": {
-                "text": "",
-                "pcm_b64": "",
-                "status": "error",
-                "error_code": "rate_limited",
-                "last_seq": -1,
-                "resume": None,
-            },
-        }
-    )
     expired = GatewayError(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
-    partial = messages[:k]
-    cases.append(
-        {
-            "name": "resume_expired ends the turn",
-            "inputs": [accepted, *partial, serialize(expired)],
-            "expect": {"status": "error", "error_code": "resume_expired", "last_seq": k - 1, "resume": None},
-        }
-    )
-    return cases
+    busy = GatewayError(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
+    return [
+        case(
+            "complete turn, audio cut on sample boundaries across many messages",
+            rx([accepted, *messages]),
+            resumes=[],
+            agent_events=full,
+        ),
+        case(
+            "dropped connection mid-turn, resume, replay overlapping what was held: applied once",
+            [*rx([accepted, *messages[: k + 1]]), RESUME, *rx(messages[k - 3 :])],
+            resumes=[serialize(Resume(TURN_ID, k))],
+            agent_events=full,
+        ),
+        case(
+            "a lost message is a gap: nothing after it applies until the resume replays it",
+            [*rx([accepted, *messages[:k], *messages[k + 1 : k + 4]]), RESUME, *rx(messages[k:])],
+            resumes=[serialize(Resume(TURN_ID, k - 1))],
+            agent_events=full,
+        ),
+        case(
+            "dropped connection before any turn message: resume from the start",
+            [*rx([accepted]), RESUME, *rx(messages)],
+            resumes=[serialize(Resume(TURN_ID, -1))],
+            agent_events=full,
+        ),
+        case(
+            "messages of another turn do not touch this one",
+            rx([accepted, *framed(agent_turn(), OTHER_TURN_ID)[:5], *messages]),
+            resumes=[],
+            agent_events=full,
+        ),
+        case(
+            "a rejection of a later message leaves the running turn alone",
+            rx([accepted, *messages[:4], serialize(busy), *messages[4:]]),
+            resumes=[],
+            agent_events=full,
+        ),
+        case(
+            "cancelled turn ends with agent_end status cancelled",
+            rx([accepted, *framed(cancelled)]),
+            resumes=[],
+            agent_events=cancelled,
+        ),
+        case(
+            "a turn error carries seq and ends the turn",
+            rx([accepted, *framed(failed)]),
+            resumes=[],
+            agent_events=failed,
+        ),
+        case(
+            "a rejected sendMessage (error without seq) ends the turn before it starts",
+            rx([serialize(rate_limited)]),
+            resumes=[],
+        ),
+        case(
+            "resume_expired after a resume ends the turn as expired",
+            [*rx([accepted, *messages[:k]]), RESUME, *rx([serialize(expired)])],
+            resumes=[serialize(Resume(TURN_ID, k - 1))],
+        ),
+    ]
 
 
 def sse_body(events: list[AgentEvent]) -> bytes:
@@ -234,7 +276,7 @@ def test_sse_cases_are_what_relay_core_decodes() -> None:
 
 def test_fixture_audio_spans_many_messages() -> None:
     """The cases exercise reassembly: audio chunks are cut into several messages each."""
-    messages = [json.loads(m) for m in session_cases()[0]["inputs"]]
+    messages = [json.loads(s["receive"]) for s in session_cases()[0]["steps"]]
     audio = [m for m in messages if m.get("type") == "audio_chunk"]
     assert len(audio) > len({m["chunk"] for m in audio}) >= 4
 

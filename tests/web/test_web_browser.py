@@ -1,0 +1,298 @@
+"""The web client end to end in Debian's Chromium, driven by Playwright, against the whole local relay
+(:class:`relay_local.relay_stack.RelayStack`: the real gateway functions, the real agent with the offline
+``speak`` model, the real Kokoro-82M TTS).
+
+What the server sent is taken from the wire, not from the page: every WebSocket frame the browser received is
+captured by Playwright and decoded with relay_core's own ``ClientSession`` (and, in local mode, the SSE body
+with relay_core's ``SseDecoder``). The page's player exposes what it handed to Web Audio
+(``window.relayPlayer``): the samples, read back from the AudioBuffers, and each buffer's start time.
+A screenshot of each finished page is kept under ``test-output/web/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from relay_core.agent_events import AudioChunk, TextDelta, parse_event
+from relay_core.audio import b64decode
+from relay_core.client_session import ClientSession, TurnOutcome
+from relay_core.sse import SseDecoder
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, WebSocket
+
+    from relay_local.relay_stack import RelayStack
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--autoplay-policy=no-user-gesture-required",
+]
+OUTPUT_DIR = Path(__file__).resolve().parents[2] / "test-output" / "web"
+TURN_TIMEOUT_MS = 120_000
+SHORT_PROMPT = "Hello from the browser. This is Kokoro Relay speaking."
+LONG_PROMPT = (
+    "This reply is long on purpose. It keeps talking for a while, one sentence after another. "
+    "The test stops it or drops its connection in the middle. Then it checks what the page did. "
+    "Nothing should be lost and nothing should play twice. That is the whole point of the exercise."
+)
+TERMINAL = ("completed", "cancelled", "failed", "rejected", "expired")
+
+pytestmark = pytest.mark.skipif(
+    not CHROMIUM.exists() or shutil.which("node") is None,
+    reason="Debian chromium is not installed: run `make browser` (apt-get install chromium)",
+)
+
+
+@pytest.fixture(scope="module")
+def stack(tts_server: Any) -> Iterator[RelayStack]:
+    """The whole relay on loopback, speaking through the session's TTS server (the model loads once)."""
+    from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - keep collection light
+
+    with RelayStack(tts_url=tts_server.ws_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium (never a downloaded one), headless, allowed to play audio without a gesture."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@dataclass
+class Wire:
+    """Every WebSocket frame the page sent and received, in order (Playwright's view of the network)."""
+
+    received: list[str] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
+    sockets: int = 0
+
+    def attach(self, ws: WebSocket) -> None:
+        self.sockets += 1
+        ws.on("framereceived", lambda payload: self.received.append(_text(payload)))
+        ws.on("framesent", lambda payload: self.sent.append(_text(payload)))
+
+    def sent_actions(self) -> list[dict[str, Any]]:
+        return [json.loads(m) for m in self.sent]
+
+
+def _text(payload: str | bytes) -> str:
+    return payload if isinstance(payload, str) else payload.decode("utf-8")
+
+
+@dataclass
+class ClientPage:
+    page: Page
+    wire: Wire
+    console: list[str]
+
+
+@pytest.fixture
+def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
+    """The page, loaded from the stack's web origin, signed in with the dev token and connected."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    wire = Wire()
+    console: list[str] = []
+    page.on("websocket", wire.attach)
+    page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
+    page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
+    page.on("response", lambda r: console.append(f"error: HTTP {r.status} {r.url}") if r.status >= 400 else None)
+    try:
+        page.goto(stack.web_url)
+        page.wait_for_function("() => window.relayApp !== undefined")
+        page.evaluate("() => window.relayApp.ready")
+        page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
+        yield ClientPage(page, wire, console)
+    finally:
+        context.close()
+    assert not [line for line in console if line.startswith(("pageerror", "error"))], console
+
+
+def send(page: Page, prompt: str, *, route: str = "gateway") -> None:
+    page.check(f'input[name="route"][value="{route}"]')
+    page.fill("#prompt", prompt)
+    page.click("#send")
+
+
+def wait_for_end(page: Page) -> str:
+    page.wait_for_function(
+        f"() => {json.dumps(list(TERMINAL))}.includes(document.querySelector('#turn-status').dataset.status)",
+        timeout=TURN_TIMEOUT_MS,
+    )
+    return str(page.get_attribute("#turn-status", "data-status"))
+
+
+def wait_for_audio(page: Page, samples: int = 1) -> None:
+    page.wait_for_function(f"() => window.relayPlayer.sampleCount >= {samples}", timeout=TURN_TIMEOUT_MS)
+
+
+SCHEDULED_PCM_JS = """() => {
+  const s = window.relayPlayer.scheduledSamples();
+  const bytes = new Uint8Array(s.buffer, s.byteOffset, s.byteLength);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) out += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(out);
+}"""
+
+
+def scheduled_pcm(page: Page) -> bytes:
+    """The s16le samples the page handed to Web Audio, read back from its AudioBuffers."""
+    return base64.b64decode(page.evaluate(SCHEDULED_PCM_JS))
+
+
+def schedule(page: Page) -> dict[str, Any]:
+    result: dict[str, Any] = page.evaluate(
+        """() => ({
+          buffers: window.relayPlayer.scheduled,
+          gaps: window.relayPlayer.scheduleGaps(),
+          underruns: window.relayPlayer.underruns,
+          sampleRate: window.relayPlayer.sampleRate,
+          active: window.relayPlayer.activeSources,
+          playing: window.relayPlayer.playing,
+        })"""
+    )
+    return result
+
+
+def decode_wire(received: list[str]) -> ClientSession:
+    """relay_core's reading of everything the gateway sent the page (replays after a resume included)."""
+    session = ClientSession(collect_audio=True)
+    for message in received:
+        session.receive(message)
+    return session
+
+
+def the_turn(session: ClientSession) -> Any:
+    turns = session.turns
+    assert len(turns) == 1, [t.turn_id for t in turns]
+    return turns[0]
+
+
+def assert_gapless(plan: dict[str, Any]) -> None:
+    """Each buffer starts exactly where the previous one ended, except after a counted underrun, which only
+    happens when playback had run dry (the page then starts the next buffer a short lead after "now")."""
+    assert plan["gaps"] == [], plan["gaps"]
+    buffers = plan["buffers"]
+    assert buffers, "nothing was scheduled"
+    offset = 0
+    for buffer in buffers:
+        assert buffer["offset"] == offset
+        offset += buffer["frames"]
+    assert sum(1 for b in buffers if b["afterUnderrun"]) == plan["underruns"]
+
+
+def screenshot(page: Page, name: str) -> None:
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(OUTPUT_DIR / name), full_page=True)
+
+
+def test_turn_schedules_exactly_the_samples_the_gateway_sent(client_page: ClientPage) -> None:
+    page, wire = client_page.page, client_page.wire
+    send(page, SHORT_PROMPT)
+    assert wait_for_end(page) == "completed"
+
+    turn = the_turn(decode_wire(wire.received))
+    assert turn.outcome is TurnOutcome.COMPLETED
+    assert len(turn.pcm) > 24_000 * 2, "expected at least a second of speech"
+    assert scheduled_pcm(page) == turn.pcm
+    assert_gapless(schedule(page))
+    assert page.inner_text("#reply") == turn.text
+    assert page.locator("#reply .word").count() == len(turn.text.split())
+    for metric in ("#ttfb", "#ttfa"):
+        assert page.inner_text(metric).endswith(" ms"), metric
+    assert float(page.inner_text("#ttfa").removesuffix(" ms")) >= float(page.inner_text("#ttfb").removesuffix(" ms"))
+    sent = wire.sent_actions()
+    assert [m["action"] for m in sent] == ["sendMessage"]
+    assert sent[0]["turn_id"] == turn.turn_id
+    screenshot(page, "web-client-turn.png")
+
+
+def test_stop_sends_cancel_and_silences_playback(client_page: ClientPage) -> None:
+    page, wire = client_page.page, client_page.wire
+    send(page, LONG_PROMPT)
+    wait_for_audio(page)
+    page.click("#stop")
+    buffers_at_stop = len(schedule(page)["buffers"])
+    status = wait_for_end(page)
+
+    assert status == "cancelled"
+    actions = wire.sent_actions()
+    assert [m["action"] for m in actions] == ["sendMessage", "cancel"]
+    assert actions[1]["turn_id"] == actions[0]["turn_id"]
+    plan = schedule(page)
+    assert len(plan["buffers"]) == buffers_at_stop, "audio was scheduled after Stop"
+    assert plan["active"] == 0 and not plan["playing"]
+    turn = the_turn(decode_wire(wire.received))
+    assert turn.outcome is TurnOutcome.CANCELLED
+    assert page.inner_text("#turn-status") == "cancelled"
+    assert page.is_enabled("#send") and page.is_disabled("#stop")
+    screenshot(page, "web-client-cancelled.png")
+
+
+def test_dropped_connection_resumes_with_no_gap(client_page: ClientPage) -> None:
+    page, wire = client_page.page, client_page.wire
+    send(page, LONG_PROMPT)
+    wait_for_audio(page)
+    page.evaluate("() => window.relayClient.dropConnection()")
+    assert wait_for_end(page) == "completed"
+
+    client = page.evaluate("() => ({drops: window.relayClient.drops, reconnects: window.relayClient.reconnects})")
+    assert client == {"drops": 1, "reconnects": 1}
+    assert wire.sockets == 2
+    actions = wire.sent_actions()
+    assert [m["action"] for m in actions] == ["sendMessage", "resume"]
+    turn = the_turn(decode_wire(wire.received))
+    assert turn.outcome is TurnOutcome.COMPLETED
+    assert actions[1]["turn_id"] == turn.turn_id
+    assert actions[1]["after_seq"] >= 0, "the drop came before any message: not a mid-turn drop"
+    end = [json.loads(m) for m in wire.received if '"audio_stream_end"' in m]
+    assert end and end[-1]["total_samples"] * 2 == len(turn.pcm), "the gateway's turn is missing audio"
+    assert scheduled_pcm(page) == turn.pcm
+    assert_gapless(schedule(page))
+    assert page.inner_text("#reply") == turn.text
+    screenshot(page, "web-client-resumed.png")
+
+
+def test_direct_agent_sse_mode_plays_the_agents_audio(client_page: ClientPage) -> None:
+    page = client_page.page
+    bodies: list[bytes] = []
+    page.on(
+        "requestfinished",
+        lambda request: bodies.append(request.response().body())  # type: ignore[union-attr]
+        if request.url.endswith("/agent/invocations")
+        else None,
+    )
+    send(page, SHORT_PROMPT, route="direct")
+    assert wait_for_end(page) == "completed"
+    page.wait_for_function("() => true")  # let the requestfinished handler run
+    assert len(bodies) == 1
+    decoder = SseDecoder()
+    events = [parse_event(e.data) for e in [*decoder.feed(bodies[0]), *decoder.close()]]
+    pcm = b"".join(b64decode(e.data) for e in events if isinstance(e, AudioChunk))
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert len(pcm) > 24_000 * 2
+    assert scheduled_pcm(page) == pcm
+    assert_gapless(schedule(page))
+    assert page.inner_text("#reply") == text
+    assert client_page.wire.sent == [], "local mode must not use the gateway"
+    screenshot(page, "web-client-direct.png")
+
