@@ -1,0 +1,201 @@
+"""Run the ops state machines on this machine: moto's Step Functions executor, with every Lambda task running the
+real handler in-process (used by ``relay ops ... --local`` and the tests).
+
+moto (5.2) executes JSONPath definitions when ``execute_state_machine`` is on; its ``lambda:invoke`` integration
+calls ``LambdaSimpleBackend.invoke`` (``lambda.use_docker = False``), which :class:`InProcessLambdas` replaces for
+the duration of a ``with`` block so that the call lands in the handler named by the function ARN. A handler that
+raises is reported the way the Lambda runtime reports it (``X-Amz-Function-Error`` with ``errorType`` = the
+exception's class name), so ``Catch`` clauses see the same error names as in AWS.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Final
+
+import boto3
+
+from relay_functions.ops.placeholders import FUNCTION_HANDLERS
+
+Handler = Callable[[dict[str, Any], object], Any]
+REGION: Final = "us-east-1"
+ACCOUNT: Final = "123456789012"
+MOTO_CONFIG: Final[dict[str, Any]] = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
+"""The ``mock_aws`` configuration the workflows need."""
+
+
+def function_arn(placeholder: str) -> str:
+    """A local function ARN for a placeholder (``SmokeKokoroFunctionArn`` -> ``...:function:SmokeKokoro``)."""
+    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{placeholder.removesuffix('FunctionArn')}"
+
+
+def load_handler(path: str) -> Handler:
+    """The callable named by ``package.module.function``."""
+    module, _, name = path.rpartition(".")
+    handler: Handler = getattr(importlib.import_module(module), name)
+    return handler
+
+
+def default_handlers() -> dict[str, Handler]:
+    """Function ARN -> the real handler (imported at its first call), for every task function of the workflows."""
+
+    def lazy(path: str) -> Handler:
+        def call(event: dict[str, Any], context: object) -> Any:
+            return load_handler(path)(event, context)
+
+        return call
+
+    return {function_arn(p): lazy(path) for p, path in FUNCTION_HANDLERS.items()}
+
+
+def function_values() -> dict[str, str]:
+    """Placeholder values for every function ARN (see :func:`function_arn`)."""
+    return {p: function_arn(p) for p in FUNCTION_HANDLERS}
+
+
+class InProcessLambdas:
+    """While active, ``lambda:invoke`` tasks under moto run ``handlers[function ARN]`` in this process."""
+
+    def __init__(self, handlers: Mapping[str, Handler]) -> None:
+        self.handlers = dict(handlers)
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._saved: Any = None
+
+    def _invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
+        handler = self.handlers.get(function_name)
+        if handler is None:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": "ResourceNotFoundException", "errorMessage": function_name}).encode()
+        event = json.loads(body) if body else {}
+        self.calls.append((function_name, event))
+        try:
+            result = handler(event, None)
+        except Exception as exc:  # noqa: BLE001 - reported to the workflow exactly as the Lambda runtime does
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(
+                {
+                    "errorType": type(exc).__name__,
+                    "errorMessage": str(exc),
+                    "stackTrace": traceback.format_tb(exc.__traceback__)[-3:],
+                }
+            ).encode()
+        return json.dumps(result).encode()
+
+    def __enter__(self) -> InProcessLambdas:
+        from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: PLC0415 - moto only where used
+
+        runtime = self
+
+        def invoke(  # noqa: PLR0917 - moto's signature
+            backend: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
+        ) -> bytes:
+            return runtime._invoke(function_name, body, response_headers)
+
+        self._saved = LambdaSimpleBackend.invoke
+        setattr(LambdaSimpleBackend, "invoke", invoke)  # noqa: B010 - replaced for the block, restored on exit
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: PLC0415
+
+        setattr(LambdaSimpleBackend, "invoke", self._saved)  # noqa: B010
+
+
+@dataclass
+class WorkflowRun:
+    """A finished execution: ``status`` SUCCEEDED/FAILED/..., the output (JSON) or error and cause, and the
+    names of the states entered, in order."""
+
+    status: str
+    output: Any = None
+    error: str | None = None
+    cause: str | None = None
+    states: list[str] = field(default_factory=list)
+
+
+class WorkflowTimeoutError(RuntimeError):
+    """An execution did not finish within its deadline."""
+
+
+def run_workflow(
+    definition: str,
+    execution_input: Mapping[str, Any],
+    *,
+    timeout_s: float = 120.0,
+    on_state: Callable[[str], None] | None = None,
+) -> WorkflowRun:
+    """Create the state machine (inside an active ``mock_aws(config=MOTO_CONFIG)``), run it once, wait for the end.
+    ``on_state`` sees each state name as it is entered (progress output)."""
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    name = f"ops-{uuid.uuid4().hex[:12]}"
+    arn = sfn.create_state_machine(
+        name=name, definition=definition, roleArn=f"arn:aws:iam::{ACCOUNT}:role/relay-ops-workflows"
+    )["stateMachineArn"]
+    execution = sfn.start_execution(stateMachineArn=arn, name=name, input=json.dumps(execution_input))["executionArn"]
+    deadline = time.monotonic() + timeout_s
+    seen = 0
+    states: list[str] = []
+    while True:
+        described = sfn.describe_execution(executionArn=execution)
+        events = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+        for event in events[seen:]:
+            entered = event.get("stateEnteredEventDetails")
+            if entered:
+                states.append(entered["name"])
+                if on_state is not None:
+                    on_state(entered["name"])
+        seen = len(events)
+        if described["status"] != "RUNNING":
+            break
+        if time.monotonic() > deadline:
+            sfn.stop_execution(executionArn=execution)
+            raise WorkflowTimeoutError(
+                f"the execution did not finish within {timeout_s:.0f} s (states so far: {states})"
+            )
+        time.sleep(0.05)
+    output = described.get("output")
+    return WorkflowRun(
+        status=described["status"],
+        output=json.loads(output) if output else None,
+        error=described.get("error"),
+        cause=described.get("cause"),
+        states=states,
+    )
+
+
+@contextmanager
+def local_aws() -> Iterator[None]:
+    """moto in-process with the configuration the workflows need (S3, SageMaker, ECR, SNS, Step Functions...)."""
+    from moto import mock_aws  # noqa: PLC0415
+
+    with mock_aws(config=MOTO_CONFIG):  # type: ignore[call-overload]
+        yield
+
+
+__all__ = [
+    "ACCOUNT",
+    "MOTO_CONFIG",
+    "REGION",
+    "InProcessLambdas",
+    "WorkflowRun",
+    "WorkflowTimeoutError",
+    "default_handlers",
+    "function_arn",
+    "function_values",
+    "load_handler",
+    "local_aws",
+    "run_workflow",
+]
