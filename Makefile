@@ -7,9 +7,10 @@ export UV_PYTHON_DOWNLOADS := never
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYENV_VERSION := $(shell cat .python-version 2>/dev/null | head -n 1)
 UV := python3 -m uv
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo test lint typecheck unit bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -29,7 +30,16 @@ typecheck: setup
 unit: setup
 	$(UV) run pytest
 
-test: lint typecheck unit
+test: lint typecheck web-test browser unit
+
+# The web client: Node's built-in test runner on web/ (no build step, no npm packages).
+web-test:
+	@command -v node >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs >/dev/null; }
+	node --test tests/web/
+
+# Debian's Chromium for the Playwright browser tests (Playwright never downloads a browser here).
+browser:
+	@test -x /usr/bin/chromium || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 bench-ttfa: setup
 	$(UV) run python bench/bench_ttfa.py
