@@ -59,6 +59,18 @@ class GatewayFunctionsMissingError(ImportError):
     """A ``relay_functions.gateway`` handler module is not there (yet)."""
 
 
+def reset_function_state() -> None:
+    """Forget the functions' per-process settings and clients (as a fresh Lambda execution environment would), so
+    they read the environment the stack has just set. No-op when relay_functions is not installed."""
+    try:
+        deps = importlib.import_module(f"{HANDLER_PACKAGE}.deps")
+        settings = importlib.import_module(f"{HANDLER_PACKAGE}.settings")
+    except ModuleNotFoundError:
+        return
+    deps.set_process_deps(None)
+    settings.load_settings.cache_clear()
+
+
 def load_gateway_functions() -> GatewayFunctions:
     """Import the real handlers: ``relay_functions.gateway.<name>.handler`` for every function."""
     handlers: dict[str, Handler] = {}
@@ -82,4 +94,5 @@ __all__ = [
     "GatewayFunctions",
     "GatewayFunctionsMissingError",
     "load_gateway_functions",
+    "reset_function_state",
 ]

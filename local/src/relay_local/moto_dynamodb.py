@@ -3,6 +3,8 @@ tables the gateway functions use (partition key ``pk`` (S), TTL on ``expires_at`
 
 from __future__ import annotations
 
+import logging
+
 import boto3
 from moto.server import ThreadedMotoServer
 
@@ -21,6 +23,7 @@ class LocalDynamoDb:
         self.endpoint_url = ""
 
     def start(self) -> LocalDynamoDb:
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint_url = f"http://{host}:{port}"

@@ -31,13 +31,14 @@ from types import TracebackType
 from typing import Any
 
 from relay_core import limits
+from relay_core.client_messages import ClientAction
 from relay_local.gateway.agentcore_dataplane import AgentCoreDataPlane
 from relay_local.gateway.aws_app import create_aws_app
 from relay_local.gateway.events import ApiIdentity
 from relay_local.gateway.lambda_context import LOCAL_ACCOUNT, LOCAL_REGION
 from relay_local.gateway.lambda_invoke import LambdaInvokeService
 from relay_local.gateway.websocket_api import GatewayConfig, RouteHandlers, WebSocketApi
-from relay_local.gateway_functions import GatewayFunctions, load_gateway_functions
+from relay_local.gateway_functions import GatewayFunctions, load_gateway_functions, reset_function_state
 from relay_local.jwks_issuer import LOCAL_CLIENT_ID, DevTokenIssuer
 from relay_local.moto_dynamodb import LocalDynamoDb
 from relay_local.servers import BackgroundServer
@@ -53,7 +54,11 @@ WEB_USER = "web-user"
 REPO_WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 """``web/`` of a source checkout (the stack serves it when it exists)."""
 
-ROUTE_FIELDS: Mapping[str, str] = {"sendMessage": "send_message", "cancel": "cancel", "resume": "resume"}
+ROUTE_FIELDS: Mapping[str, str] = {
+    ClientAction.SEND_MESSAGE: "send_message",
+    ClientAction.CANCEL: "cancel",
+    ClientAction.RESUME: "resume",
+}
 """Client action (route key) → the gateway function serving it."""
 
 Progress = Callable[[str], None]
@@ -177,6 +182,7 @@ class RelayStack:
         self.connections_url = f"{aws.http_url}/{self._api.stage}"
         self._issuer.set_base_url(aws.http_url)
         self._set_env()
+        reset_function_state()
         functions = self._handlers or load_gateway_functions()
         self.gateway.handlers = functions.route_handlers(ROUTE_FIELDS)
         self.lambdas.functions.update(functions.by_function_name())
@@ -248,6 +254,7 @@ class RelayStack:
         self._dynamodb.stop()
         self._voice.stop()
         self._restore_env()
+        reset_function_state()
 
     def __enter__(self) -> RelayStack:
         return self.start()

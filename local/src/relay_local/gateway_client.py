@@ -1,0 +1,165 @@
+"""A client of the relay's WebSocket API (the client protocol, §4) over a real WebSocket: runs one turn on top
+of :class:`relay_core.client_session.ClientSession`, reconnecting and resuming when the connection drops, and
+reports what a mobile client would measure (time to first audio, message sizes, duplicates, gaps).
+
+Used by ``relay chat``, ``make demo``, the tests and bench/bench_gateway.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+import websockets
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
+
+from relay_core.agent_events import TurnMode
+from relay_core.client_session import (
+    AudioReceived,
+    ClientEvent,
+    ClientSession,
+    DuplicateIgnored,
+    GapDetected,
+    TextReceived,
+    TurnEnded,
+    TurnOutcome,
+)
+
+DEFAULT_TURN_TIMEOUT_S = 300.0
+
+
+class GatewayTurnError(RuntimeError):
+    """The turn did not end within its deadline, or the connection could not be re-established."""
+
+
+@dataclass
+class TurnReport:
+    """One turn as the client saw it."""
+
+    turn_id: str
+    outcome: TurnOutcome | None = None
+    code: str | None = None
+    message: str | None = None
+    text: str = ""
+    pcm: bytes = b""
+    time_to_first_audio_s: float | None = None
+    """From sending ``sendMessage`` to the first audio sample (client clock)."""
+    time_to_first_text_s: float | None = None
+    elapsed_s: float = 0.0
+    messages: int = 0
+    """Messages received for this connection's turn, duplicates included."""
+    largest_message_bytes: int = 0
+    duplicates: int = 0
+    gaps: int = 0
+    reconnects: int = 0
+    seqs: list[int] = field(default_factory=list)
+    """Every applied seq, in order (a correct turn: 0, 1, 2, ... with no repeat)."""
+
+
+def connect_url(gateway_url: str, token: str) -> str:
+    """The ``$connect`` URL: the token goes in the query string (browsers cannot set WebSocket headers)."""
+    return f"{gateway_url}?token={quote(token, safe='')}"
+
+
+async def open_connection(gateway_url: str, token: str) -> ClientConnection:
+    """Connect as a client; raises ``websockets.InvalidStatus`` (401/403) when the authorizer refuses."""
+    return await websockets.connect(connect_url(gateway_url, token), max_size=None, compression=None)
+
+
+async def run_turn(
+    gateway_url: str,
+    token: str,
+    prompt: str,
+    *,
+    mode: TurnMode = TurnMode.BIDI,
+    voice: str | None = None,
+    speed: float = 1.0,
+    on_event: Callable[[ClientEvent], None] | None = None,
+    drop_after: int | None = None,
+    cancel_after_first_audio: bool = False,
+    timeout_s: float = DEFAULT_TURN_TIMEOUT_S,
+) -> TurnReport:
+    """Run one turn to its end. ``drop_after=N``: abort the connection after the N-th turn message, reconnect
+    and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in."""
+    session = ClientSession(collect_audio=True)
+    started = time.perf_counter()
+    deadline = started + timeout_s
+    websocket = await open_connection(gateway_url, token)
+    turn_id = ""
+    try:
+        await websocket.send(session.send_message(prompt, mode=mode, voice=voice, speed=speed))
+        turn_id = session.turns[-1].turn_id
+        report = TurnReport(turn_id)
+        cancelled = False
+        while not session.turn(turn_id).finished:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise GatewayTurnError(f"turn {turn_id} did not end within {timeout_s:.0f} s")
+            try:
+                data = await asyncio.wait_for(websocket.recv(), remaining)
+            except ConnectionClosed:
+                websocket = await _reconnect(gateway_url, token, session, report)
+                continue
+            except TimeoutError:
+                continue
+            size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+            report.largest_message_bytes = max(report.largest_message_bytes, size)
+            report.messages += 1
+            last_seq = session.turn(turn_id).last_seq
+            for event in session.receive(data):
+                now = time.perf_counter() - started
+                if isinstance(event, AudioReceived):
+                    if report.time_to_first_audio_s is None:
+                        report.time_to_first_audio_s = now
+                    if cancel_after_first_audio and not cancelled:
+                        cancelled = True
+                        await websocket.send(session.cancel(turn_id))
+                elif isinstance(event, TextReceived):
+                    if report.time_to_first_text_s is None:
+                        report.time_to_first_text_s = now
+                elif isinstance(event, DuplicateIgnored):
+                    report.duplicates += 1
+                elif isinstance(event, GapDetected):
+                    report.gaps += 1
+                    await websocket.send(session.resume(turn_id))
+                elif isinstance(event, TurnEnded):
+                    report.outcome, report.code, report.message = event.outcome, event.code, event.message
+                if on_event is not None:
+                    on_event(event)
+            if session.turn(turn_id).last_seq > last_seq:
+                report.seqs.append(session.turn(turn_id).last_seq)
+            if drop_after is not None and report.messages == drop_after and report.reconnects == 0:
+                websocket.transport.abort()
+                await websocket.wait_closed()
+                websocket = await _reconnect(gateway_url, token, session, report)
+    finally:
+        await websocket.close()
+    turn = session.turn(turn_id)
+    report.text = turn.text
+    report.pcm = turn.pcm
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+async def _reconnect(gateway_url: str, token: str, session: ClientSession, report: TurnReport) -> ClientConnection:
+    report.reconnects += 1
+    if report.reconnects > 5:
+        raise GatewayTurnError(f"the connection dropped {report.reconnects} times during turn {report.turn_id}")
+    websocket = await open_connection(gateway_url, token)
+    for message in session.resume_all():
+        await websocket.send(message)
+    return websocket
+
+
+__all__ = [
+    "DEFAULT_TURN_TIMEOUT_S",
+    "GatewayTurnError",
+    "TurnReport",
+    "connect_url",
+    "open_connection",
+    "run_turn",
+]
