@@ -121,8 +121,9 @@ TERMINAL_TURN_MESSAGES = (TurnEnd, TurnError)
 
 
 def turn_message_to_json(message: TurnMessage) -> JsonObject:
-    """The JSON object of a turn message (``None`` fields left out)."""
-    return {k: v for k, v in asdict(message).items() if v is not None}
+    """The JSON object of a turn message, ``type`` first (``None`` fields left out)."""
+    fields = asdict(message)
+    return {"type": fields.pop("type"), **{k: v for k, v in fields.items() if v is not None}}
 
 
 def serialize_turn_message(message: TurnMessage) -> str:
