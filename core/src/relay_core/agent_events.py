@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from relay_core import limits
-from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
+from relay_core.errors import InvalidFieldError, ProtocolError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
 
 
@@ -41,9 +41,20 @@ class TurnStatus(StrEnum):
 
 
 class AgentErrorCode(StrEnum):
+    """Codes of the agent's ``error`` event; each names what the caller got wrong or what failed."""
+
     INVALID_PAYLOAD = "invalid_payload"
+    """The payload is not a valid turn (missing prompt, bad mode, speed out of range, ...)."""
+    UNKNOWN_ACTION = "unknown_action"
+    """``action`` names nothing the agent does; the message lists the valid actions."""
+    UNKNOWN_VOICE = "unknown_voice"
+    """The TTS container has no such voice; refused before any text streams."""
+    CONVERSATION_BUSY = "conversation_busy"
+    """The conversation's previous turn did not end in time after its cancel; retry shortly."""
     TTS_UNAVAILABLE = "tts_unavailable"
+    """No TTS session could be opened (even after the one retry); the text was delivered without audio."""
     TTS_FAILED = "tts_failed"
+    """The TTS session was lost (after the one reconnect), or sentences could not be spoken."""
     MODEL_FAILED = "model_failed"
     INTERNAL = "internal_error"
 
@@ -187,6 +198,10 @@ class AgentPayload:
 
 
 CANCEL_ACTION = "cancel"
+TURN_ACTION = "turn"
+"""A turn's payload may say ``"action": "turn"``; an absent ``action`` means the same."""
+AGENT_ACTIONS = (TURN_ACTION, CANCEL_ACTION)
+"""Every ``action`` the agent's ``/invocations`` accepts."""
 AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 """The header that names the conversation: invocations with the same value reach the same agent session."""
 
@@ -216,6 +231,30 @@ def parse_cancel(obj: JsonObject) -> AgentCancel:
     return AgentCancel(request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None)
 
 
+class UnknownActionError(ProtocolError):
+    """An ``/invocations`` body whose ``action`` the agent does not know."""
+
+    code = AgentErrorCode.UNKNOWN_ACTION.value
+
+
+def parse_request(data: str | bytes | JsonObject) -> AgentPayload | AgentCancel:
+    """Parse an ``/invocations`` body: a turn (``action`` absent or ``"turn"``) or a cancel.
+
+    Raises only ``ProtocolError`` subclasses; an unknown ``action`` raises :class:`UnknownActionError`, whose
+    message names the valid actions."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
+    action = obj.get("action", TURN_ACTION)
+    if action == CANCEL_ACTION:
+        return parse_cancel(obj)
+    if action == TURN_ACTION:
+        return parse_payload(obj)
+    valid = ", ".join(repr(a) for a in AGENT_ACTIONS)
+    shown = repr(action)[:40] if isinstance(action, str) else f"a {type(action).__name__}"
+    raise UnknownActionError(
+        f"unknown action {shown}: the agent accepts {valid} (a turn needs 'prompt'; no 'action' means a turn)"
+    )
+
+
 def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
     """Parse and check an agent payload. Raises only ``ProtocolError`` subclasses."""
     obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
@@ -234,8 +273,10 @@ def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
 
 __all__ = [
     "AGENTCORE_SESSION_HEADER",
+    "AGENT_ACTIONS",
     "CANCEL_ACTION",
     "TERMINAL_EVENT_TYPES",
+    "TURN_ACTION",
     "AgentCancel",
     "AgentEnd",
     "AgentError",
@@ -250,10 +291,12 @@ __all__ = [
     "TextDelta",
     "TurnMode",
     "TurnStatus",
+    "UnknownActionError",
     "event_to_json",
     "is_cancel",
     "parse_cancel",
     "parse_event",
     "parse_payload",
+    "parse_request",
     "serialize_event",
 ]

@@ -57,6 +57,8 @@ class TtsErrorCode(StrEnum):
     SESSION_CLOSING = "session_closing"
     SYNTHESIS_FAILED = "synthesis_failed"
     INTERNAL = "internal_error"
+    MODEL_NOT_READY = "model_not_ready"
+    """The model is still loading (or failed to load): retry when ``GET /ping`` answers 200 (HTTP routes, 503)."""
 
 
 # --- client → server -------------------------------------------------------------------------------------

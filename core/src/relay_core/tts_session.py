@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 import secrets
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -40,6 +40,9 @@ from relay_core.tts_messages import (
 )
 
 NORMAL_CLOSURE = 1000
+REMEMBERED_REQUEST_IDS = 4 * limits.MAX_QUEUED_REQUESTS
+"""Ended request ids a session remembers to refuse their reuse (the oldest are forgotten first); the ids of
+queued and running requests are always refused."""
 Frame = str | bytes
 """An outgoing WebSocket frame: ``str`` is a text frame, ``bytes`` a binary one."""
 
@@ -81,12 +84,13 @@ class TtsServerSession:
     """Raises ``ProtocolError`` (code ``unknown_voice``) for a voice the engine lacks, before queueing."""
     new_request_id: Callable[[], str] = field(default=random_request_id)
     max_queued: int = limits.MAX_QUEUED_REQUESTS
+    max_remembered_ids: int = REMEMBERED_REQUEST_IDS
 
     state: SessionState = field(default=SessionState.OPEN, init=False)
     _queue: deque[Synthesize] = field(default_factory=deque, init=False)
     _running: RunningRequest | None = field(default=None, init=False)
     _out: list[Frame] = field(default_factory=list, init=False)
-    _seen_ids: set[str] = field(default_factory=set, init=False)
+    _seen_ids: OrderedDict[str, None] = field(default_factory=OrderedDict, init=False)
     _counter: itertools.count[int] = field(default_factory=itertools.count, init=False)
 
     # --- input ---------------------------------------------------------------------------------------------
@@ -113,7 +117,7 @@ class TtsServerSession:
         if self.state is not SessionState.OPEN:
             self._error(TtsErrorCode.SESSION_CLOSING, "the session is closing: open a new session to speak more", rid)
             return
-        if rid is not None and (rid in self._seen_ids):
+        if rid is not None and self._in_use(rid):
             self._error(
                 TtsErrorCode.DUPLICATE_REQUEST_ID,
                 f"request_id {rid!r} is already in use in this session: use a new id per request",
@@ -136,16 +140,25 @@ class TtsServerSession:
         if rid is None:
             rid = self._unique_id()
             request = request.with_request_id(rid)
-        self._seen_ids.add(rid)
+        self._seen_ids[rid] = None
+        while len(self._seen_ids) > self.max_remembered_ids:
+            self._seen_ids.popitem(last=False)
         self._queue.append(request)
+
+    def _in_use(self, rid: str) -> bool:
+        """Seen recently, queued or running (a forgotten id of a live request is still refused)."""
+        if rid in self._seen_ids:
+            return True
+        running = self._running is not None and self._running.request_id == rid
+        return running or any(queued.request_id == rid for queued in self._queue)
 
     def _unique_id(self) -> str:
         while True:
             rid = self.new_request_id()
-            if rid not in self._seen_ids:
+            if not self._in_use(rid):
                 return rid
             rid = f"{rid}-{next(self._counter)}"
-            if rid not in self._seen_ids:
+            if not self._in_use(rid):
                 return rid
 
     def _cancel(self, request_id: str | None) -> None:

@@ -1,15 +1,20 @@
 """The agent app: a ``BedrockAgentCoreApp`` whose ``/invocations`` streams a turn's §3 events as SSE.
 
 Invocations (``POST /invocations``, JSON body; the ``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`` header
-names the conversation):
+names the conversation), parsed by :func:`relay_core.agent_events.parse_request`:
 
-- a turn — ``{"prompt", "mode": "bidi"|"batch", "voice", "speed", "request_id"?}`` — answers
-  ``text/event-stream``: ``data: {event}`` for each §3 event, ending with exactly one ``agent_end`` or
-  ``error``. One Strands ``Agent`` is kept per session id, so a session is a conversation. A new prompt on
-  a session whose turn is still running cancels that turn first (barge-in by speaking);
+- a turn — ``{"prompt", "mode": "bidi"|"batch", "voice", "speed", "request_id"?}`` (``"action": "turn"`` or no
+  ``action``) — answers ``text/event-stream``: ``data: {event}`` for each §3 event, ending with exactly one
+  ``agent_end`` or ``error``. One Strands ``Agent`` is kept per session id, so a session is a conversation.
+  Turns of a conversation never overlap: a new prompt while a turn runs cancels that turn (barge-in by speaking)
+  and waits until it has stopped. An unknown voice is refused (``error`` ``unknown_voice``) before any text;
 - a cancel — ``{"action": "cancel", "request_id"?}`` on the same session — answers JSON
-  ``{"cancelled": [request ids]}`` at once; the running turn (that request id, or every turn of the
-  session) then ends its stream with ``agent_end`` ``status: "cancelled"`` and no further audio.
+  ``{"cancelled": [request ids]}`` at once; the running turn (that request id, or the session's running turn)
+  then ends its stream with ``agent_end`` ``status: "cancelled"`` and no further audio;
+- any other ``action``: one ``error`` event ``unknown_action`` naming the valid actions.
+
+A caller that disconnects mid-turn stops the turn: the model stops and the TTS session is closed within a second
+(:mod:`voice_agent.streaming`).
 
 ``GET /ping`` answers ``{"status": "Healthy"}`` (AgentCore's health check).
 """
@@ -17,9 +22,10 @@ names the conversation):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp
@@ -28,29 +34,26 @@ from strands import Agent
 from strands.models.model import Model
 
 from relay_core.agent_events import (
-    TERMINAL_EVENT_TYPES,
+    AgentCancel,
     AgentError,
     AgentErrorCode,
-    AgentEvent,
     AgentPayload,
     event_to_json,
-    is_cancel,
-    parse_cancel,
-    parse_payload,
+    parse_request,
 )
 from relay_core.errors import ProtocolError
+from relay_core.fields import JsonObject
 from voice_agent.config import AgentConfig
+from voice_agent.conversations import ConversationBusyError, Conversations, DuplicateTurnError
 from voice_agent.models import make_model
-from voice_agent.sessions import SessionRegistry
 from voice_agent.strands_source import StrandsTextSource
+from voice_agent.streaming import EventStreamResponse
 from voice_agent.transport.base import TtsTransport
 from voice_agent.transport.factory import make_transport
-from voice_agent.turn import TurnRequest, TurnSettings, run_turn
+from voice_agent.turn import Turn, TurnRequest, TurnSettings
+from voice_agent.voice_check import UnknownVoiceError, VoiceCheck
 
 logger = logging.getLogger(__name__)
-
-BARGE_IN_WAIT_S = 5.0
-"""How long a new prompt waits for the session's cancelled turn to wind down before starting anyway."""
 
 
 class VoiceAgentService:
@@ -66,9 +69,10 @@ class VoiceAgentService:
         self.config = config
         self.transport = transport if transport is not None else make_transport(config)
         factory = model_factory if model_factory is not None else (lambda: make_model(config))
-        self.sessions = SessionRegistry(
+        self.conversations = Conversations(
             lambda: Agent(model=factory(), system_prompt=config.system_prompt, callback_handler=None)
         )
+        self.voices = VoiceCheck(self.transport)
         self.settings = TurnSettings(
             first_fragment_words=config.first_fragment_words,
             max_sentence_chars=config.max_sentence_chars,
@@ -77,75 +81,63 @@ class VoiceAgentService:
             model_label=config.model_label,
         )
 
-    async def handle(self, payload: Any, session_id: str | None) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
+    def handle(self, payload: Any, session_id: str | None) -> AsyncGenerator[JsonObject] | JsonObject:
         """A cancel answers a JSON object; anything else is a turn, answered as a stream of event objects."""
-        if is_cancel(payload):
-            return self.cancel(payload, session_id)
-        return self.turn(payload, session_id)
-
-    def cancel(self, payload: dict[str, Any], session_id: str | None) -> dict[str, Any]:
-        try:
-            request_id = parse_cancel(payload).request_id
-        except ProtocolError as exc:
-            return {"cancelled": [], "error": exc.message}
-        turns = self.sessions.running(session_id=session_id, request_id=request_id)
-        if session_id is not None:
-            turns = [t for t in turns if t.session_id == session_id]
-        for turn in turns:
-            turn.cancel.set()
-        logger.info("cancel (session %s, request %s): %d turn(s)", session_id, request_id, len(turns))
-        return {"cancelled": [t.request_id for t in turns]}
-
-    async def turn(self, payload: Any, session_id: str | None) -> AsyncIterator[dict[str, Any]]:
-        """The turn's events as JSON objects; exactly one terminal event, never a stack trace."""
         fallback_id = _request_id_of(payload) or uuid.uuid4().hex
         try:
-            parsed = parse_payload(payload if isinstance(payload, dict) else {"prompt": payload})
+            request = parse_request(payload if isinstance(payload, dict) else {"prompt": payload})
         except ProtocolError as exc:
-            yield event_to_json(AgentError(fallback_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
-            return
-        request_id = parsed.request_id or fallback_id
-        for previous in self.sessions.cancel(session_id=session_id):
-            logger.info("barge-in: a new prompt cancels turn %s", previous.request_id)
-            try:
-                await asyncio.wait_for(previous.finished.wait(), timeout=BARGE_IN_WAIT_S)
-            except TimeoutError:
-                logger.warning("turn %s did not end within %.0f s of its cancel", previous.request_id, BARGE_IN_WAIT_S)
+            code = exc.code if exc.code == AgentErrorCode.UNKNOWN_ACTION else AgentErrorCode.INVALID_PAYLOAD.value
+            return _one_event(AgentError(fallback_id, code, exc.message))
+        if isinstance(request, AgentCancel):
+            return self.cancel(request, session_id)
+        return self.turn(request, request.request_id or fallback_id, session_id)
+
+    def cancel(self, request: AgentCancel, session_id: str | None) -> JsonObject:
+        turns = self.conversations.running(session_id=session_id, request_id=request.request_id)
+        for turn in turns:
+            turn.cancel()
+        logger.info("cancel (session %s, request %s): %d turn(s)", session_id, request.request_id, len(turns))
+        return {"cancelled": [t.request_id for t in turns]}
+
+    async def turn(self, payload: AgentPayload, request_id: str, session_id: str | None) -> AsyncGenerator[JsonObject]:
+        """The turn's events as JSON objects; exactly one terminal event, never a stack trace."""
+        voice = payload.voice or self.config.voice
         try:
-            running = self.sessions.start(request_id, session_id)
-        except ValueError as exc:
-            yield event_to_json(AgentError(request_id, AgentErrorCode.INVALID_PAYLOAD.value, str(exc)))
+            await self.voices.check(voice)
+        except UnknownVoiceError as exc:
+            yield event_to_json(AgentError(request_id, AgentErrorCode.UNKNOWN_VOICE.value, exc.message))
             return
-        terminal_sent = False
+        conversation = self.conversations.get(session_id)
+        request = TurnRequest(
+            request_id=request_id,
+            prompt=payload.prompt,
+            mode=payload.mode,
+            voice=voice,
+            speed=payload.speed,
+            session_id=session_id,
+        )
+        turn = Turn(
+            request,
+            StrandsTextSource(conversation.agent, payload.prompt),
+            self.transport,
+            settings=self.settings,
+        )
         try:
-            source = StrandsTextSource(self.sessions.agent_for(session_id), parsed.prompt)
-            events = run_turn(
-                _turn_request(parsed, request_id, session_id),
-                source,
-                self.transport,
-                settings=self.settings,
-                cancel=running.cancel,
-            )
+            await self.conversations.begin(conversation, turn)
+        except DuplicateTurnError as exc:
+            yield event_to_json(AgentError(request_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
+            return
+        except ConversationBusyError as exc:
+            yield event_to_json(AgentError(request_id, AgentErrorCode.CONVERSATION_BUSY.value, exc.message))
+            return
+        async with contextlib.aclosing(turn.events()) as events:
             async for event in events:
-                terminal_sent = terminal_sent or event.type in TERMINAL_EVENT_TYPES
                 yield event_to_json(event)
-        except Exception:
-            logger.exception("turn %s failed unexpectedly", request_id)
-            if not terminal_sent:
-                yield event_to_json(_internal_error(request_id))
-        finally:
-            self.sessions.finish(running)
 
 
-def _turn_request(parsed: AgentPayload, request_id: str, session_id: str | None) -> TurnRequest:
-    return TurnRequest(
-        request_id=request_id,
-        prompt=parsed.prompt,
-        mode=parsed.mode,
-        voice=parsed.voice,
-        speed=parsed.speed,
-        session_id=session_id,
-    )
+async def _one_event(event: AgentError) -> AsyncGenerator[JsonObject]:
+    yield event_to_json(event)
 
 
 def _request_id_of(payload: Any) -> str | None:
@@ -154,12 +146,6 @@ def _request_id_of(payload: Any) -> str | None:
         if isinstance(value, str) and 0 < len(value) <= 128 and value.isprintable():
             return value
     return None
-
-
-def _internal_error(request_id: str) -> AgentEvent:
-    return AgentError(
-        request_id, AgentErrorCode.INTERNAL.value, "the agent hit an internal error; the details are in its log"
-    )
 
 
 def create_app(
@@ -173,8 +159,12 @@ def create_app(
     app = BedrockAgentCoreApp()
 
     @app.entrypoint
-    async def invoke(payload: Any, context: RequestContext) -> AsyncIterator[dict[str, Any]] | dict[str, Any]:
-        return await service.handle(payload, context.session_id)
+    async def invoke(payload: Any, context: RequestContext) -> EventStreamResponse | JsonObject:
+        answer = service.handle(payload, context.session_id)
+        if isinstance(answer, dict):
+            return answer
+        loop = asyncio.get_running_loop()  # the app's worker loop: every turn and cancel runs on it
+        return EventStreamResponse(lambda: answer, loop=loop)
 
     app.state.service = service
     logger.info("voice agent ready: model %s; TTS via %s", service.config.model_label, service.config.transport.value)

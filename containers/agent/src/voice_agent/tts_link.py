@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import NoReturn
 
+from relay_core.agent_events import AgentErrorCode
 from relay_core.errors import ProtocolError
 from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
 from relay_core.tts_messages import Synthesize, TtsError
@@ -27,9 +28,9 @@ logger = logging.getLogger(__name__)
 
 
 class TtsLinkError(VoiceAgentError):
-    """The TTS session failed and the one reconnect did not save it. ``code`` is an ``AgentErrorCode`` value."""
+    """The TTS session failed and the one reconnect did not save it."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: AgentErrorCode, message: str) -> None:
         super().__init__(message)
         self.code = code
 
@@ -85,6 +86,11 @@ class TtsLink:
         self._failure: TtsLinkError | None = None
         self.sessions_opened = 0
         """TTS sessions this link opened (1 normally, 2 after a reconnect)."""
+
+    @property
+    def is_open(self) -> bool:
+        """Whether a session is open now (False before :meth:`open`, after a failure, and after :meth:`aclose`)."""
+        return self._conn is not None
 
     @property
     def sentences_sent(self) -> int:
@@ -168,7 +174,9 @@ class TtsLink:
             try:
                 client_events = self._client.receive_frame(frame)
             except ProtocolError as exc:
-                raise TtsLinkError("tts_failed", f"the TTS server broke the session protocol: {exc.message}") from exc
+                raise TtsLinkError(
+                    AgentErrorCode.TTS_FAILED, f"the TTS server broke the session protocol: {exc.message}"
+                ) from exc
             for event in client_events:
                 if isinstance(event, AudioReceived):
                     yield LinkAudio(request_id=event.request_id, pcm=event.pcm, voice=self._speaking_voice)
@@ -226,7 +234,7 @@ class TtsLink:
             self._fail(f"{reason}; the reopened session dropped too: {exc.message}")
 
     def _fail(self, reason: str) -> NoReturn:
-        code = "tts_unavailable" if self.sessions_opened == 0 else "tts_failed"
+        code = AgentErrorCode.TTS_UNAVAILABLE if self.sessions_opened == 0 else AgentErrorCode.TTS_FAILED
         self._failure = TtsLinkError(code, f"text-to-speech failed: {reason}")
         raise self._failure
 

@@ -1,21 +1,31 @@
 """One turn of the voice agent: model text in, §3 agent events out, speech overlapping generation.
 
-:func:`run_turn` is plain asyncio (no AgentCore, no Strands): it takes the reply as a :class:`TextSource` of
-text deltas and a :class:`~voice_agent.transport.base.TtsTransport`, and yields the turn's events.
+The rules (event order, one ``seq`` per stream, exactly one terminal event, which failure wins) are
+:class:`relay_core.agent_turn.AgentTurn`'s; this module is only the asyncio around it. A :class:`Turn` runs an
+*engine* task whose :class:`asyncio.TaskGroup` holds three workers joined by bounded queues:
 
-What it guarantees:
-- ``agent_start`` first; then every text delta as ``text_delta`` (seq 0, 1, ...) the moment it arrives.
-- ``bidi``: ONE TTS session per turn. Each sentence the segmenter completes is sent into it at once; the
-  agent never waits for a sentence's audio before sending the next (generation and synthesis overlap, the
-  container keeps synthesis sequential). The tail is flushed when the model finishes, then ``close``.
-  ``batch``: the whole reply as one synthesize request once the model finishes; otherwise identical.
-- Audio is forwarded as it arrives: ``audio_stream_start`` once, ``audio_chunk`` (seq 0, 1, ..., each at most
-  ``audio_chunk_bytes`` of PCM, whole samples), ``audio_stream_end``.
-- Barge-in: when ``cancel`` is set, generation stops, ``cancel`` goes to the TTS session, no audio of the
-  turn is emitted any more, and the turn ends with ``agent_end`` status ``cancelled``.
-- Faults: a TTS session refused or dropped gets one reconnect (unfinished sentences are resent); if that
-  fails the text still streams to the end and the turn ends with an ``error`` event naming the code.
-- Exactly one terminal event (``agent_end`` or ``error``) ends every turn; no stack trace ever reaches it.
+- **writer**: the model's text deltas become ``text_delta`` events at once; in ``bidi`` mode each sentence the
+  segmenter completes goes into the sentence queue at once (``batch``: the whole reply when the model is done).
+  It never touches the TTS session, so text keeps streaming whatever the audio side is doing (a reconnect too);
+- **speaker**: hands each sentence to the TTS session (:class:`~voice_agent.tts_link.TtsLink`) as a synthesize
+  request — never waiting for audio — and asks the session to finish when the reply is complete;
+- **listener**: the session's audio becomes ``audio_stream_start`` / ``audio_chunk`` events as it arrives.
+
+Events wait in a bounded queue (``TurnSettings.event_queue``) for the reader of :meth:`Turn.events`; a slow reader
+slows the turn down rather than growing memory.
+
+Guarantees:
+- ``bidi``: ONE TTS session per turn, every sentence sent the moment it exists, the tail flushed when the model
+  finishes, then ``close``. Faults: one reconnect (unfinished sentences resent); then the text still streams to
+  the end and the turn ends with the error.
+- Cancel (:meth:`Turn.cancel`: barge-in, a cancel request, a new prompt on the conversation) and a reader that
+  goes away (the generator closed or its task cancelled) both stop the turn the same way: no text or audio event
+  is emitted any more, the model is asked to stop and its task is cancelled after ``cancel_grace_s``, the TTS
+  session gets ``cancel`` and ``close`` and is released. The engine is a task the turn holds, and the reader's
+  ``finally`` waits for it: cleanup never depends on the garbage collector. :meth:`Turn.wait_ended` returns once
+  all of it is done (the conversation's next turn waits for that).
+- Exactly one terminal event (``agent_end`` or ``error``) ends every turn a reader reads to the end; no stack
+  trace ever reaches it.
 """
 
 from __future__ import annotations
@@ -23,26 +33,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
-from relay_core import limits
-from relay_core.agent_events import (
-    AgentEnd,
-    AgentError,
-    AgentErrorCode,
-    AgentEvent,
-    AgentStart,
-    AudioChunk,
-    AudioStreamEnd,
-    AudioStreamStart,
-    TextDelta,
-    TurnMode,
-    TurnStatus,
-)
-from relay_core.audio import b64encode, chunk_pcm, pcm_duration_s
+from relay_core import agent_defaults, limits
+from relay_core.agent_events import AgentEvent, TurnMode
+from relay_core.agent_turn import AgentTurn
 from relay_core.segmenter import SentenceSegmenter, split_to_fit
 from voice_agent.transport.base import TtsTransport
 from voice_agent.tts_link import LinkAudio, LinkRequestFailed, TtsLink, TtsLinkError
@@ -76,36 +73,237 @@ class TurnRequest:
 
 @dataclass(frozen=True, slots=True)
 class TurnSettings:
-    """How turns run (from :class:`~voice_agent.config.AgentConfig`)."""
+    """How turns run. The defaults are :mod:`relay_core.agent_defaults` (``AgentConfig`` starts from the same)."""
 
-    first_fragment_words: int | None = 4
-    max_sentence_chars: int = 300
-    audio_chunk_bytes: int = 24_000
-    cancel_grace_s: float = 2.0
+    first_fragment_words: int | None = agent_defaults.FIRST_FRAGMENT_WORDS
+    max_sentence_chars: int = agent_defaults.MAX_SENTENCE_CHARS
+    audio_chunk_bytes: int = agent_defaults.AUDIO_CHUNK_BYTES
+    cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
     model_label: str = ""
+    event_queue: int = agent_defaults.TURN_EVENT_QUEUE
+    sentence_queue: int = agent_defaults.TURN_SENTENCE_QUEUE
 
 
-@dataclass
-class _Done:
-    """A worker task finished (``error`` set when it failed)."""
-
-    worker: str
-    error: BaseException | None = None
+_REPLY_DONE = None
+"""Sentence-queue marker: the reply is complete (or the model failed); the speaker asks the TTS to finish."""
 
 
-@dataclass
-class _TurnState:
-    started: float = field(default_factory=time.perf_counter)
-    text_seq: int = 0
-    text_chars: int = 0
-    sentences: int = 0
-    audio_seq: int = 0
-    audio_bytes: int = 0
-    audio_started: bool = False
-    first_audio_s: float | None = None
-    model_error: str | None = None
-    tts_error: TtsLinkError | None = None
-    request_failures: list[LinkRequestFailed] = field(default_factory=list)
+class Turn:
+    """One running turn. Read :meth:`events` once (from one task); :meth:`cancel` from anywhere on the loop."""
+
+    def __init__(self, request: TurnRequest, text: TextSource, transport: TtsTransport, *, settings: TurnSettings):
+        self.request = request
+        self.settings = settings
+        self._text = text
+        self._link = TtsLink(transport, request_prefix=request.request_id, voice=request.voice, speed=request.speed)
+        self.machine = AgentTurn(
+            request_id=request.request_id,
+            session_id=request.session_id,
+            mode=request.mode,
+            model=settings.model_label,
+            audio_chunk_bytes=settings.audio_chunk_bytes,
+        )
+        self._events: asyncio.Queue[AgentEvent] = asyncio.Queue(maxsize=settings.event_queue)
+        self._sentences: asyncio.Queue[str | None] = asyncio.Queue(maxsize=settings.sentence_queue)
+        self._cancel = asyncio.Event()
+        self._ended = asyncio.Event()
+        self._engine: asyncio.Task[None] | None = None
+        self._on_ended: list[Callable[[Turn], None]] = []
+
+    @property
+    def request_id(self) -> str:
+        return self.request.request_id
+
+    @property
+    def link(self) -> TtsLink:
+        return self._link
+
+    def cancel(self) -> None:
+        """Stop the turn (idempotent): it ends ``cancelled`` with no more text or audio."""
+        self.machine.cancel()
+        self._cancel.set()
+        if self._engine is None:  # never started: nothing to stop
+            self._mark_ended()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def on_ended(self, callback: Callable[[Turn], None]) -> None:
+        """Call ``callback(turn)`` once the turn's work has stopped (at once if it already has)."""
+        if self._ended.is_set():
+            callback(self)
+        else:
+            self._on_ended.append(callback)
+
+    async def wait_ended(self) -> None:
+        """Until the model has stopped and the TTS session is released."""
+        await self._ended.wait()
+
+    async def events(self) -> AsyncGenerator[AgentEvent]:
+        """The turn's events. Closing this generator early (or cancelling its reader) cancels the turn, and the
+        ``finally`` waits until the turn's work has stopped."""
+        try:
+            yield self.machine.start()
+            if not self._ended.is_set():  # not cancelled before it started
+                self._engine = asyncio.create_task(self._run_engine(), name=f"turn-{self.request_id}")
+                while (event := await self._next()) is not None:
+                    yield event
+                await self._wait_engine()
+            for event in self.machine.finish():
+                yield event
+        finally:
+            if not self._ended.is_set():
+                self.cancel()
+                await self._wait_engine()
+
+    # --- reader side --------------------------------------------------------------------------------------
+
+    async def _next(self) -> AgentEvent | None:
+        """The next queued event; None once the turn is cancelled, or its engine ended and the queue is empty."""
+        while not self._cancel.is_set():
+            if not self._events.empty():
+                return self._events.get_nowait()
+            if self._ended.is_set():
+                return None
+            get = asyncio.create_task(self._events.get())
+            waits = {get, asyncio.create_task(self._cancel.wait()), asyncio.create_task(self._ended.wait())}
+            try:
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for wait in waits:
+                    wait.cancel()
+            if get.done() and not get.cancelled() and not self._cancel.is_set():
+                return get.result()
+            if get.done() and not get.cancelled():  # taken just as the turn was cancelled: dropped, as all audio is
+                return None
+        return None
+
+    async def _wait_engine(self) -> None:
+        """Wait for the engine even if this task is cancelled meanwhile (the engine then finishes on its own)."""
+        engine = self._engine
+        if engine is not None:
+            await asyncio.shield(engine)
+
+    # --- engine -------------------------------------------------------------------------------------------
+
+    async def _run_engine(self) -> None:
+        try:
+            await self._open_tts()
+            async with asyncio.TaskGroup() as group:
+                writer = group.create_task(self._write(), name="turn-writer")
+                speaker = group.create_task(self._speak(), name="turn-speaker")
+                workers = {writer, speaker}
+                listener: asyncio.Task[None] | None = None
+                if self._link.is_open:
+                    listener = group.create_task(self._listen(), name="turn-listener")
+                    workers.add(listener)
+                cancelled = group.create_task(self._cancel.wait())
+                await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+                while not cancelled.done() and not all(w.done() for w in workers):
+                    await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+                if cancelled.done():
+                    await self._stop(writer=writer, others=[t for t in (speaker, listener) if t is not None])
+                else:
+                    cancelled.cancel()
+        except* Exception as group_error:  # a bug in a worker (they report expected failures themselves)
+            logger.error("turn %s: internal error", self.request_id, exc_info=group_error)
+            if not self.machine.ended:
+                self.machine.internal_failed("the agent hit an internal error; the details are in its log")
+        finally:
+            try:
+                await self._link.aclose()
+            finally:
+                self._mark_ended()
+
+    async def _open_tts(self) -> None:
+        try:
+            await self._link.open()
+        except TtsLinkError as exc:
+            logger.warning("turn %s: %s", self.request_id, exc.message)
+            self.machine.tts_failed(exc.code, exc.message)
+
+    async def _stop(self, *, writer: asyncio.Task[None], others: list[asyncio.Task[None]]) -> None:
+        """Cancel: the model is asked to stop, the audio side stops at once, the TTS session gets cancel + close;
+        the model's task is cancelled outright if it has not stopped within the grace period."""
+        self.machine.cancel()
+        self._text.cancel()
+        for task in others:
+            task.cancel()
+        await asyncio.wait(others)
+        grace = self.settings.cancel_grace_s
+        try:
+            await asyncio.wait_for(self._link.cancel(), timeout=grace)
+        except TimeoutError:
+            logger.warning("turn %s: the TTS session did not take the cancel within %.1f s", self.request_id, grace)
+        if not writer.done():
+            await asyncio.wait({writer}, timeout=grace)
+            writer.cancel()
+
+    async def _emit(self, events: list[AgentEvent]) -> None:
+        for event in events:
+            await self._events.put(event)
+
+    async def _write(self) -> None:
+        """The model's reply: text deltas out at once, sentences into the sentence queue at once (bidi)."""
+        segmenter = SentenceSegmenter(
+            max_chars=self.settings.max_sentence_chars, first_fragment_words=self.settings.first_fragment_words
+        )
+        reply: list[str] = []
+        bidi = self.request.mode is TurnMode.BIDI
+        try:
+            async for delta in self._text.stream():
+                await self._emit(list(self.machine.text(delta)))
+                if not delta:
+                    continue
+                if bidi:
+                    for sentence in segmenter.feed(delta):
+                        await self._sentences.put(sentence)
+                else:
+                    reply.append(delta)
+            if bidi:
+                pieces = segmenter.flush()
+            else:
+                # The batch baseline sends the reply in one request; only a reply over the per-request limit is split.
+                pieces = split_to_fit("".join(reply), lambda piece: len(piece) <= limits.MAX_TEXT_CHARS)
+            for piece in pieces:
+                await self._sentences.put(piece)
+        except Exception as exc:  # a model failure (any SDK's) becomes the turn's one terminal error event
+            logger.warning("turn %s: the model failed", self.request_id, exc_info=exc)
+            detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+            self.machine.model_failed(f"the model failed ({type(exc).__name__}{': ' + detail if detail else ''})")
+        # The reply is complete (or the model failed): the TTS finishes what it has.
+        await self._sentences.put(_REPLY_DONE)
+
+    async def _speak(self) -> None:
+        """Hand each sentence to the TTS session as soon as it is written; never waits for audio."""
+        while True:
+            sentence = await self._sentences.get()
+            if sentence is _REPLY_DONE:
+                await self._link.finish()
+                return
+            self.machine.sentence_sent()
+            await self._link.speak(sentence)
+
+    async def _listen(self) -> None:
+        """The TTS session's audio, as events, as it arrives."""
+        try:
+            async for event in self._link.events():
+                if isinstance(event, LinkRequestFailed):
+                    self.machine.request_failed(event.code, event.message)
+                elif isinstance(event, LinkAudio):
+                    await self._emit(list(self.machine.audio(event.pcm, event.voice)))
+        except TtsLinkError as exc:
+            logger.warning("turn %s: %s", self.request_id, exc.message)
+            self.machine.tts_failed(exc.code, exc.message)
+
+    def _mark_ended(self) -> None:
+        if self._ended.is_set():
+            return
+        self._ended.set()
+        callbacks, self._on_ended = self._on_ended, []
+        for callback in callbacks:
+            callback(self)
 
 
 async def run_turn(
@@ -114,207 +312,23 @@ async def run_turn(
     transport: TtsTransport,
     *,
     settings: TurnSettings,
-    cancel: asyncio.Event,
-) -> AsyncIterator[AgentEvent]:
-    """The events of one turn (see the module docstring for the guarantees)."""
-    rid = request.request_id
-    state = _TurnState()
-    yield AgentStart(request_id=rid, session_id=request.session_id, mode=request.mode.value, model=settings.model_label)
-    queue: asyncio.Queue[AgentEvent | _Done] = asyncio.Queue()
-    link = TtsLink(transport, request_prefix=rid, voice=request.voice, speed=request.speed)
-    workers: dict[str, asyncio.Task[None]] = {}
-    cancelled = False
+    cancel: asyncio.Event | None = None,
+) -> AsyncGenerator[AgentEvent]:
+    """The events of one turn; setting ``cancel`` cancels it (see the module docstring for the guarantees)."""
+    turn = Turn(request, text, transport, settings=settings)
+    watcher = None if cancel is None else asyncio.create_task(_cancel_when_set(cancel, turn))
     try:
-        try:
-            await link.open()
-            workers["audio"] = asyncio.create_task(
-                _pump_audio(request=request, link=link, state=state, queue=queue, settings=settings)
-            )
-        except TtsLinkError as exc:
-            state.tts_error = exc
-        workers["text"] = asyncio.create_task(
-            _generate(request=request, text=text, link=link, state=state, queue=queue, settings=settings)
-        )
-        cancel_wait = asyncio.create_task(cancel.wait())
-        running = set(workers)
-        while running:
-            get = asyncio.create_task(queue.get())
-            done, _ = await asyncio.wait({get, cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
-            if cancel_wait in done:
-                get.cancel()
-                cancelled = True
-                break
-            item = get.result()
-            if isinstance(item, _Done):
-                running.discard(item.worker)
-                if item.error is not None:
-                    _record_failure(item, state, rid)
-                    if item.worker == "text" and "audio" in running:
-                        # The model failed: no more sentences will come; let the TTS finish what it has.
-                        await link.finish()
-                continue
-            yield item
-        cancel_wait.cancel()
-        if cancelled:
-            await _stop(text, link, workers, settings)
-            if state.audio_started:
-                yield _audio_end(rid, state)
-            yield _end(rid, state, TurnStatus.CANCELLED)
-            return
-        if state.audio_started:
-            yield _audio_end(rid, state)
-        yield _terminal(rid, state)
+        async with contextlib.aclosing(turn.events()) as events:
+            async for event in events:
+                yield event
     finally:
-        for task in workers.values():
-            if not task.done():
-                task.cancel()
-        for task in workers.values():
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await link.aclose()
+        if watcher is not None:
+            watcher.cancel()
 
 
-async def _generate(
-    *,
-    request: TurnRequest,
-    text: TextSource,
-    link: TtsLink,
-    state: _TurnState,
-    queue: asyncio.Queue[AgentEvent | _Done],
-    settings: TurnSettings,
-) -> None:
-    """Stream the reply: text deltas out at once, sentences into the TTS session at once (bidi)."""
-    segmenter = SentenceSegmenter(
-        max_chars=settings.max_sentence_chars, first_fragment_words=settings.first_fragment_words
-    )
-    reply: list[str] = []
-    try:
-        async for delta in text.stream():
-            if not delta:
-                continue
-            queue.put_nowait(TextDelta(request_id=request.request_id, seq=state.text_seq, text=delta))
-            state.text_seq += 1
-            state.text_chars += len(delta)
-            if request.mode is TurnMode.BIDI:
-                for sentence in segmenter.feed(delta):
-                    await _speak(link, state, sentence)
-            else:
-                reply.append(delta)
-        if request.mode is TurnMode.BIDI:
-            pieces = segmenter.flush()
-        else:
-            # One request for the whole reply; only a reply over the per-request limit is split.
-            pieces = split_to_fit("".join(reply), lambda piece: len(piece) <= limits.MAX_TEXT_CHARS)
-        for piece in pieces:
-            await _speak(link, state, piece)
-        await link.finish()
-    except Exception as exc:  # noqa: BLE001 - any failure becomes the turn's one terminal error event
-        queue.put_nowait(_Done("text", exc))
-        return
-    queue.put_nowait(_Done("text"))
+async def _cancel_when_set(event: asyncio.Event, turn: Turn) -> None:
+    await event.wait()
+    turn.cancel()
 
 
-async def _speak(link: TtsLink, state: _TurnState, sentence: str) -> None:
-    state.sentences += 1
-    if state.tts_error is None:
-        await link.speak(sentence)
-
-
-async def _pump_audio(
-    *,
-    request: TurnRequest,
-    link: TtsLink,
-    state: _TurnState,
-    queue: asyncio.Queue[AgentEvent | _Done],
-    settings: TurnSettings,
-) -> None:
-    """Turn TTS frames into audio events as they arrive."""
-    rid = request.request_id
-    try:
-        async for event in link.events():
-            if isinstance(event, LinkRequestFailed):
-                state.request_failures.append(event)
-                continue
-            assert isinstance(event, LinkAudio)
-            if not state.audio_started:
-                state.audio_started = True
-                state.first_audio_s = time.perf_counter() - state.started
-                queue.put_nowait(AudioStreamStart(request_id=rid, voice=event.voice))
-            for piece in chunk_pcm(event.pcm, settings.audio_chunk_bytes):
-                queue.put_nowait(AudioChunk(request_id=rid, seq=state.audio_seq, data=b64encode(piece)))
-                state.audio_seq += 1
-                state.audio_bytes += len(piece)
-    except Exception as exc:  # noqa: BLE001 - any failure becomes the turn's one terminal error event
-        queue.put_nowait(_Done("audio", exc))
-        return
-    queue.put_nowait(_Done("audio"))
-
-
-def _record_failure(item: _Done, state: _TurnState, rid: str) -> None:
-    error = item.error
-    if isinstance(error, TtsLinkError):
-        logger.warning("turn %s: %s", rid, error.message)
-        state.tts_error = error
-    elif item.worker == "text":
-        logger.warning("turn %s: the model failed", rid, exc_info=error)
-        detail = str(error).splitlines()[0][:200] if str(error) else ""
-        state.model_error = f"the model failed ({type(error).__name__}{': ' + detail if detail else ''})"
-    else:
-        logger.error("turn %s: internal error in the %s worker", rid, item.worker, exc_info=error)
-        state.tts_error = TtsLinkError(AgentErrorCode.INTERNAL.value, "an internal error stopped the audio")
-
-
-async def _stop(
-    text: TextSource, link: TtsLink, workers: dict[str, asyncio.Task[None]], settings: TurnSettings
-) -> None:
-    """Barge-in: stop the writer, cancel the TTS session, and stop reading audio."""
-    text.cancel()
-    audio = workers.get("audio")
-    if audio is not None:
-        audio.cancel()
-    await link.cancel()
-    writer = workers.get("text")
-    if writer is not None and not writer.done():
-        # Let the model stop at its next checkpoint (so a reused agent's history stays consistent),
-        # then cancel the task outright.
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-            await asyncio.wait_for(asyncio.shield(writer), timeout=settings.cancel_grace_s)
-
-
-def _audio_end(rid: str, state: _TurnState) -> AudioStreamEnd:
-    return AudioStreamEnd(
-        request_id=rid, total_chunks=state.audio_seq, duration_s=round(pcm_duration_s(state.audio_bytes), 3)
-    )
-
-
-def _end(rid: str, state: _TurnState, status: TurnStatus) -> AgentEnd:
-    return AgentEnd(
-        request_id=rid,
-        status=status.value,
-        text_chars=state.text_chars,
-        sentences=state.sentences,
-        first_audio_s=None if state.first_audio_s is None else round(state.first_audio_s, 4),
-        elapsed_s=round(time.perf_counter() - state.started, 4),
-    )
-
-
-def _terminal(rid: str, state: _TurnState) -> AgentEnd | AgentError:
-    if state.model_error is not None:
-        return AgentError(request_id=rid, code=AgentErrorCode.MODEL_FAILED.value, message=state.model_error)
-    if state.tts_error is not None:
-        return AgentError(
-            request_id=rid,
-            code=state.tts_error.code,
-            message=f"{state.tts_error.message}. The reply's text was delivered without (all of) its audio.",
-        )
-    if state.request_failures:
-        first = state.request_failures[0]
-        return AgentError(
-            request_id=rid,
-            code=AgentErrorCode.TTS_FAILED.value,
-            message=f"{len(state.request_failures)} sentence(s) could not be spoken: {first.code}: {first.message}",
-        )
-    return _end(rid, state, TurnStatus.COMPLETED)
-
-
-__all__ = ["TextSource", "TurnRequest", "TurnSettings", "run_turn"]
+__all__ = ["TextSource", "Turn", "TurnRequest", "TurnSettings", "run_turn"]

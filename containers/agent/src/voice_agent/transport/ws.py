@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
+from relay_core.agent_defaults import TTS_CLOSE_TIMEOUT_S, TTS_CONNECT_TIMEOUT_S
 from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -60,13 +61,15 @@ class WsTransport:
     """Opens TTS sessions at ``url`` (``ws://host:port/invocations-bidirectional-stream``)."""
 
     url: str
-    open_timeout_s: float = 5.0
+    open_timeout_s: float = TTS_CONNECT_TIMEOUT_S
+    close_timeout_s: float = TTS_CLOSE_TIMEOUT_S
 
     async def connect(self) -> WsConnection:
         try:
             websocket = await connect(
                 self.url,
                 open_timeout=self.open_timeout_s,
+                close_timeout=self.close_timeout_s,
                 max_size=MAX_FRAME_BYTES,
                 compression=None,
             )

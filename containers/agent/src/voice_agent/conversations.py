@@ -1,0 +1,137 @@
+"""The agent's conversations: one Strands ``Agent`` (its history) per AgentCore session id, and its running turn.
+
+AgentCore routes every invocation carrying the same ``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`` to the same
+runtime instance, so a session's conversation lives here. Turns of one conversation never overlap (a Strands
+agent runs one invocation at a time): :meth:`Conversations.begin` cancels the conversation's running turn
+(barge-in by a new prompt) and waits until its work has stopped before the new turn may use the agent.
+Everything here is used from the app's one worker event loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from strands import Agent
+
+from relay_core.agent_defaults import BARGE_IN_TIMEOUT_S, MAX_CONVERSATIONS
+from voice_agent.errors import VoiceAgentError
+from voice_agent.turn import Turn
+
+logger = logging.getLogger(__name__)
+
+
+class ConversationBusyError(VoiceAgentError):
+    """The conversation's previous turn did not stop within the barge-in timeout after its cancel."""
+
+
+class DuplicateTurnError(VoiceAgentError):
+    """A turn with this request id is already running."""
+
+
+@dataclass
+class Conversation:
+    """One conversation: its agent, and the turn that is using the agent now (None when idle)."""
+
+    session_id: str | None
+    agent: Agent
+    running: Turn | None = None
+
+
+class Conversations:
+    """Conversations by session id (least recently used forgotten first), and running turns by request id."""
+
+    def __init__(
+        self,
+        agent_factory: Callable[[], Agent],
+        *,
+        max_conversations: int = MAX_CONVERSATIONS,
+        barge_in_timeout_s: float = BARGE_IN_TIMEOUT_S,
+    ) -> None:
+        self._factory = agent_factory
+        self._max = max_conversations
+        self._barge_in_timeout_s = barge_in_timeout_s
+        self._by_session: OrderedDict[str, Conversation] = OrderedDict()
+        self._turns: dict[str, Turn] = {}
+
+    def get(self, session_id: str | None) -> Conversation:
+        """The session's conversation (created on first use); a fresh one-off conversation when there is no id.
+        An idle conversation may be forgotten when more than ``max_conversations`` exist; a busy one never is."""
+        if session_id is None:
+            return Conversation(session_id=None, agent=self._factory())
+        conversation = self._by_session.get(session_id)
+        if conversation is None:
+            conversation = Conversation(session_id=session_id, agent=self._factory())
+            self._by_session[session_id] = conversation
+            self._forget_idle()
+        self._by_session.move_to_end(session_id)
+        return conversation
+
+    async def begin(self, conversation: Conversation, turn: Turn) -> None:
+        """Make ``turn`` the conversation's running turn: cancel the one running now and wait until it has ended.
+
+        Raises :class:`DuplicateTurnError` if a turn with the same request id runs, and
+        :class:`ConversationBusyError` if the previous turn does not end within the barge-in timeout."""
+        if turn.request_id in self._turns:
+            raise DuplicateTurnError(
+                f"a turn with request_id {turn.request_id!r} is already running; use a new request_id per turn"
+            )
+        self._turns[turn.request_id] = turn
+        turn.on_ended(self._forget_turn)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._barge_in_timeout_s
+        try:
+            while (previous := conversation.running) is not None:
+                logger.info("barge-in: turn %s cancels turn %s", turn.request_id, previous.request_id)
+                previous.cancel()
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    raise TimeoutError
+                await asyncio.wait_for(previous.wait_ended(), timeout=remaining)
+        except TimeoutError:
+            turn.cancel()
+            raise ConversationBusyError(
+                f"the conversation's previous turn did not stop within {self._barge_in_timeout_s:.0f} s of its "
+                "cancel; retry in a moment"
+            ) from None
+        except BaseException:
+            turn.cancel()
+            raise
+        conversation.running = turn
+        turn.on_ended(lambda ended: _release(conversation, ended))
+
+    def running(self, *, session_id: str | None, request_id: str | None = None) -> list[Turn]:
+        """Running turns: the one with ``request_id`` (in ``session_id``'s conversation when one is given), else
+        the running turn of ``session_id``'s conversation."""
+        if request_id is not None:
+            turn = self._turns.get(request_id)
+            if turn is None or (session_id is not None and turn.request.session_id != session_id):
+                return []
+            return [turn]
+        if session_id is None:
+            return []
+        conversation = self._by_session.get(session_id)
+        return [] if conversation is None or conversation.running is None else [conversation.running]
+
+    def _forget_turn(self, turn: Turn) -> None:
+        if self._turns.get(turn.request_id) is turn:
+            del self._turns[turn.request_id]
+
+    def _forget_idle(self) -> None:
+        for session_id in list(self._by_session):
+            if len(self._by_session) <= self._max:
+                return
+            if self._by_session[session_id].running is None:
+                del self._by_session[session_id]
+                logger.info("conversation %s forgotten (more than %d conversations)", session_id, self._max)
+
+
+def _release(conversation: Conversation, turn: Turn) -> None:
+    if conversation.running is turn:
+        conversation.running = None
+
+
+__all__ = ["Conversation", "ConversationBusyError", "Conversations", "DuplicateTurnError"]
