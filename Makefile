@@ -10,15 +10,20 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up bench-gateway test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
 	@$(UV) sync --locked --all-packages
 
+# The whole path: TTS container, agent, moto, local API Gateway + the real functions; a client with a dev token.
 demo: setup
 	@mkdir -p out
-	$(UV) run relay speak "$(DEMO_TEXT)" --out out/demo.wav
+	$(UV) run relay chat --local "$(DEMO_TEXT)" --out out/demo.wav
+
+# Keep the local stack running (web client, gateway, functions, agent, TTS) until Ctrl-C.
+up: setup
+	$(UV) run relay up
 
 lint: setup
 	$(UV) run ruff check .
@@ -52,6 +57,9 @@ bench-server: setup
 
 bench-agent: setup
 	$(UV) run python bench/bench_agent_ttfa.py
+
+bench-gateway: setup
+	$(UV) run python bench/bench_gateway.py
 
 bench-torch: setup
 	$(UV) run python bench/bench_torch_vs_onnx.py

@@ -248,9 +248,9 @@ class RelayStack:
 
     def stop(self) -> None:
         """Stop everything that was started (idempotent): web, gateway (closing clients), moto, agent, TTS."""
+        self.lambdas.abandon()
         while self._servers:
             self._servers.pop().stop()
-        self.lambdas.wait_idle(timeout_s=10.0)
         self._dynamodb.stop()
         self._voice.stop()
         self._restore_env()

@@ -50,6 +50,7 @@ class LambdaInvokeService:
         self._running: set[threading.Thread] = set()
         self.completed = 0
         self.failed = 0
+        self._abandoned = threading.Event()
 
     @property
     def in_flight(self) -> int:
@@ -69,6 +70,11 @@ class LambdaInvokeService:
                 return False
             threads[0].join(remaining)
 
+    def abandon(self) -> None:
+        """The stack is stopping: invocations still running (e.g. a relay lingering for a ``resume``) are left to
+        fail against the stopped endpoints, quietly, as a Lambda environment torn down under them would."""
+        self._abandoned.set()
+
     def _run(self, name: str, handler: Handler, event: Any) -> Any:
         return handler(event, LambdaContext(function_name=name))
 
@@ -76,7 +82,10 @@ class LambdaInvokeService:
         try:
             self._run(name, handler, event)
         except Exception:
-            logger.exception("asynchronous invocation of %s failed", name)
+            if self._abandoned.is_set():  # the stack stopped under it: its endpoints are gone, as intended
+                logger.debug("abandoned invocation of %s ended with an error", name, exc_info=True)
+            else:
+                logger.exception("asynchronous invocation of %s failed", name)
             self.failed += 1
         else:
             self.completed += 1

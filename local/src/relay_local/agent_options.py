@@ -1,0 +1,33 @@
+"""The agent options ``relay up`` and ``relay chat --local`` share: which model the local agent runs."""
+
+from __future__ import annotations
+
+import argparse
+
+from voice_agent.config import AgentConfig, ModelKind
+
+SPEAK_MODEL_NOTICE = "[model: speak — the offline echo model streams your prompt back as the reply; no LLM]"
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """``--tts-url``, ``--agent-url``, ``--model``, ``--model-id``, ``--base-url``, ``--rate``."""
+    group = parser.add_argument_group("local agent")
+    group.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
+    group.add_argument("--agent-url", help="use this running agent (http://host:port)")
+    group.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
+    group.add_argument("--model-id", help="model id for bedrock/openai/ollama")
+    group.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
+    group.add_argument("--rate", type=float, default=40.0, help="speak model: tokens per second (default 40)")
+
+
+def agent_config_from(args: argparse.Namespace) -> AgentConfig:
+    """The agent's configuration from the options; raises ``voice_agent.errors.ConfigError`` when inconsistent."""
+    return AgentConfig(
+        model=ModelKind(args.model),
+        model_id=args.model_id,
+        model_base_url=args.base_url,
+        speak_tokens_per_s=args.rate,
+    )
+
+
+__all__ = ["SPEAK_MODEL_NOTICE", "add_agent_options", "agent_config_from"]

@@ -1,0 +1,135 @@
+"""``relay chat``: talk to the relay's WebSocket API from a terminal, as a mobile client does (client protocol §4).
+
+``relay chat --gateway-url wss://… --token …`` talks to a deployed (or ``relay up``) gateway; ``relay chat
+--local`` starts the whole local stack (TTS, agent, moto, gateway, real functions) for the duration of the
+command. Prompts come from the arguments, or one per line from stdin. For each turn it prints the reply's text as
+it streams, the time to first audio and the message statistics, and writes the speech to a WAV file.
+``--drop-after N`` aborts the connection after N messages and resumes on a new one (nothing lost or repeated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import warnings
+from pathlib import Path
+
+from relay_core.agent_events import TurnMode
+from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome
+from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
+from relay_local.gateway_client import GatewayTurnError, TurnReport, run_turn
+from relay_local.relay_stack import RelayStack
+from voice_agent.config import ModelKind
+from voice_agent.errors import ConfigError
+
+NAME = "chat"
+DEFAULT_USER = "cli-user"
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``relay chat`` and its options."""
+    parser = commands.add_parser("chat", help="talk to the relay's WebSocket API like a mobile client")
+    parser.add_argument("prompts", nargs="*", help="what to say (one turn each); none: one prompt per stdin line")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument(
+        "--gateway-url", help="the WebSocket API (wss://{api}.execute-api.{region}.amazonaws.com/{stage})"
+    )
+    target.add_argument("--local", action="store_true", help="start the whole local stack for this command")
+    parser.add_argument("--token", help="an ID token for --gateway-url (with --local, a dev token is minted)")
+    parser.add_argument("--user", default=DEFAULT_USER, help="--local: the dev token's user id")
+    parser.add_argument("--out", type=Path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
+    parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
+    parser.add_argument("--voice", help="voice name or blend (default: the container's)")
+    parser.add_argument("--speed", type=float, default=1.0, help="speech speed 0.5-2.0")
+    parser.add_argument("--drop-after", type=int, metavar="N", help="drop the connection after N messages, resume")
+    parser.add_argument("--quiet", action="store_true", help="print only the summaries")
+    add_agent_options(parser)
+    parser.set_defaults(run=chat)
+
+
+def _out_path(base: Path, index: int) -> Path:
+    return base if index == 0 else base.with_name(f"{base.stem}-{index + 1}{base.suffix}")
+
+
+def _prompts(args: argparse.Namespace) -> list[str]:
+    if args.prompts:
+        return list(args.prompts)
+    return [line.strip() for line in sys.stdin if line.strip()]
+
+
+async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts: list[str]) -> int:
+    failures = 0
+
+    def show(event: ClientEvent) -> None:
+        if isinstance(event, TextReceived) and not args.quiet:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+
+    for index, prompt in enumerate(prompts):
+        try:
+            report = await run_turn(
+                gateway_url,
+                token,
+                prompt,
+                mode=TurnMode(args.mode),
+                voice=args.voice,
+                speed=args.speed,
+                on_event=show,
+                drop_after=args.drop_after,
+            )
+        except GatewayTurnError as exc:
+            print(f"\nrelay chat: {exc}", file=sys.stderr)
+            failures += 1
+            continue
+        failures += _summarize(report, _out_path(args.out, index))
+    return 1 if failures else 0
+
+
+def _summarize(report: TurnReport, out: Path) -> int:
+    print()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(wav_bytes(report.pcm))
+    ttfa = "n/a" if report.time_to_first_audio_s is None else f"{report.time_to_first_audio_s * 1000:.0f} ms"
+    print(
+        f"turn {report.turn_id}: {report.outcome}; time to first audio: {ttfa}; audio "
+        f"{pcm_duration_s(len(report.pcm)):.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
+        f"(largest {report.largest_message_bytes} bytes, {report.duplicates} duplicates, "
+        f"{report.reconnects} reconnects); wrote {out}"
+    )
+    if report.outcome is not TurnOutcome.COMPLETED:
+        print(f"relay chat: the turn ended {report.outcome}: {report.code} {report.message or ''}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def chat(args: argparse.Namespace) -> int:
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    prompts = _prompts(args)
+    if not prompts:
+        print("relay chat: give a prompt as an argument or on stdin", file=sys.stderr)
+        return 2
+    if not args.local:
+        if not args.token:
+            print("relay chat: --gateway-url needs --token (an ID token of the user pool)", file=sys.stderr)
+            return 2
+        return asyncio.run(_talk(args, args.gateway_url, args.token, prompts))
+    try:
+        config = agent_config_from(args)
+    except ConfigError as exc:
+        print(f"relay chat: {exc.message}", file=sys.stderr)
+        return 2
+    if config.model is ModelKind.SPEAK:
+        print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+
+    def progress(line: str) -> None:
+        print(f"[{line}]", file=sys.stderr)
+
+    with RelayStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config, progress=progress) as stack:
+        code = asyncio.run(_talk(args, stack.gateway_url, stack.dev_token(args.user), prompts))
+        progress("stopping the local stack")
+    return code
+
+
+__all__ = ["add_parser", "chat"]

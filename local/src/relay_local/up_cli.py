@@ -1,0 +1,83 @@
+"""``relay up``: run the whole local relay (TTS container, agent, moto, the local API Gateway with the real
+functions, the web client) until Ctrl-C, printing each part as it starts, then the web client's URL, the gateway
+URL and a dev token. Ctrl-C stops every process it started."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import warnings
+
+from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
+from relay_local.chat_cli import DEFAULT_USER
+from relay_local.relay_stack import RelayStack
+from voice_agent.config import ModelKind
+from voice_agent.errors import ConfigError
+
+NAME = "up"
+DEFAULT_PORTS = {"web": 8080, "gateway": 8081, "aws": 8082}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``relay up`` and its options."""
+    parser = commands.add_parser("up", help="run the whole local relay (gateway, functions, agent, TTS, web)")
+    ports = parser.add_argument_group("ports (0 = any free port)")
+    ports.add_argument("--web-port", type=int, default=DEFAULT_PORTS["web"], help="web client (default 8080)")
+    ports.add_argument("--gateway-port", type=int, default=DEFAULT_PORTS["gateway"], help="WebSocket API (8081)")
+    ports.add_argument(
+        "--aws-port", type=int, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (8082)"
+    )
+    ports.add_argument("--dynamodb-port", type=int, default=0, help="moto DynamoDB (default: a free port)")
+    parser.add_argument("--stage", default="local", help="the API stage (the gateway URL's path)")
+    parser.add_argument("--user", default=DEFAULT_USER, help="user id of the printed dev token")
+    add_agent_options(parser)
+    parser.set_defaults(run=up)
+
+
+def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
+    """Run until Ctrl-C (or until ``stop`` is set: tests)."""
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    try:
+        config = agent_config_from(args)
+    except ConfigError as exc:
+        print(f"relay up: {exc.message}", file=sys.stderr)
+        return 2
+    if config.model is ModelKind.SPEAK:
+        print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+
+    def progress(line: str) -> None:
+        print(line, flush=True)
+
+    stack = RelayStack(
+        tts_url=args.tts_url,
+        agent_url=args.agent_url,
+        agent_config=config,
+        stage=args.stage,
+        web_port=args.web_port,
+        gateway_port=args.gateway_port,
+        aws_port=args.aws_port,
+        dynamodb_port=args.dynamodb_port,
+        progress=progress,
+    )
+    try:
+        stack.start()
+    except OSError as exc:
+        print(f"relay up: a port is taken ({exc.strerror}): choose others with --web-port/--gateway-port/--aws-port")
+        return 1
+    try:
+        print(f"\nweb client:  {stack.web_url}", flush=True)
+        print(f"gateway:     {stack.gateway_url}")
+        print(f"dev token ({args.user}, 1 h): {stack.dev_token(args.user)}")
+        print(f'try:         relay chat --gateway-url {stack.gateway_url} --token <the token> "Hello!"')
+        print("Ctrl-C stops everything.", flush=True)
+        (stop or threading.Event()).wait()
+    except KeyboardInterrupt:
+        print("\nstopping ...", flush=True)
+    finally:
+        stack.stop()
+    print("stopped.", flush=True)
+    return 0
+
+
+__all__ = ["DEFAULT_PORTS", "add_parser", "up"]
