@@ -193,3 +193,11 @@ def test_other_errors_become_internal_error_without_their_text(exc: BaseExceptio
     assert obj["code"] == ClientErrorCode.INTERNAL.value == "internal_error"
     assert "detail" not in text and "table" not in text and "Traceback" not in text
     assert obj["message"]
+
+
+def test_mode_given_as_text_is_normalised_or_rejected() -> None:
+    message = SendMessage("Hi", mode="batch")  # type: ignore[arg-type]
+    assert message.mode is TurnMode.BATCH
+    assert json.loads(serialize(message))["mode"] == "batch"
+    with pytest.raises(InvalidFieldError, match="mode"):
+        SendMessage("Hi", mode="stream")  # type: ignore[arg-type]

@@ -3,6 +3,7 @@ received by ClientSession through a lossy, repeating connection with resumes, ar
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from relay_core.agent_events import (
     AgentEnd,
     AgentError,
     AgentEvent,
+    AgentEventType,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -21,7 +23,7 @@ from relay_core.agent_events import (
 )
 from relay_core.audio import b64encode
 from relay_core.client_framing import TurnFramer, utf8_size
-from relay_core.client_messages import Resume, parse_client_message
+from relay_core.client_messages import ClientAction, ClientErrorCode, Resume, parse_client_message, serialize
 from relay_core.client_session import (
     AudioReceived,
     ClientEvent,
@@ -32,6 +34,7 @@ from relay_core.client_session import (
     TurnEnded,
     TurnOutcome,
 )
+from relay_core.errors import ProtocolError
 from relay_core.resume_buffer import ResumeBuffer
 from relay_core.turn_messages import TERMINAL_TURN_MESSAGES, parse_server_message
 
@@ -91,7 +94,7 @@ def frame_all(turn: Turn, budget: int) -> list[str]:
     return [message for event in turn.events for message in framer.frame(event)]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(turn=agent_turns(), budget=BUDGETS)
 def test_framed_turn_is_bounded_numbered_and_reassembles_exactly(turn: Turn, budget: int) -> None:
     messages = frame_all(turn, budget)
@@ -118,7 +121,7 @@ def test_framed_turn_is_bounded_numbered_and_reassembles_exactly(turn: Turn, bud
 DELIVERY = st.sampled_from(["deliver"] * 6 + ["drop", "twice", "reconnect"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(turn=agent_turns(), budget=BUDGETS, data=st.data())
 def test_drops_repeats_and_resumes_lose_and_repeat_nothing(turn: Turn, budget: int, data: st.DataObject) -> None:
     framer = TurnFramer(TURN, budget_bytes=budget)
@@ -157,3 +160,53 @@ def test_drops_repeats_and_resumes_lose_and_repeat_nothing(turn: Turn, budget: i
     assert applied == sorted(applied)
     assert sum(isinstance(e, TurnEnded) for e in events) == 1
     assert state.last_seq == framer.last_seq
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+KEYS = st.sampled_from(["action", "type", "prompt", "turn_id", "after_seq", "seq", "text", "data", "code", "mode"])
+VALUES = st.one_of(
+    JSON_VALUES, st.sampled_from([*(a.value for a in ClientAction), *(t.value for t in AgentEventType), "t-1", -1, 0])
+)
+MESSAGE_LIKE = st.dictionaries(KEYS, VALUES, max_size=6)
+FRAMES = st.one_of(
+    st.binary(max_size=60),
+    st.text(max_size=60),
+    JSON_VALUES.map(json.dumps),
+    MESSAGE_LIKE.map(json.dumps),
+    MESSAGE_LIKE.map(lambda obj: json.dumps(obj).encode()),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(frame=FRAMES)
+def test_parse_client_message_raises_only_protocol_errors(frame: str | bytes) -> None:
+    try:
+        message = parse_client_message(frame)
+    except ProtocolError as exc:
+        assert exc.code in {code.value for code in ClientErrorCode}
+    else:
+        assert parse_client_message(serialize(message)) == message
+
+
+@settings(max_examples=100, deadline=None)
+@given(frames=st.lists(FRAMES, max_size=8))
+def test_client_session_survives_any_input_unchanged_by_bad_messages(frames: list[str | bytes]) -> None:
+    session = ClientSession()
+    session.send_message("Hi", turn_id="t-1")
+    good = frame_all(Turn([AgentStart(RID), TextDelta(RID, 0, "ok"), AgentEnd(RID)], "ok", b"", False), 4096)
+    for frame in frames:
+        before = [(t.turn_id, t.phase, t.last_seq, t.text) for t in session.turns]
+        try:
+            session.receive(frame)
+        except ProtocolError:
+            assert [(t.turn_id, t.phase, t.last_seq, t.text) for t in session.turns] == before
+    for message in good:
+        try:
+            session.receive(message)
+        except ProtocolError:
+            assert session.turn(TURN).finished  # only a turn the junk already ended may refuse more
+    assert session.turn(TURN).finished

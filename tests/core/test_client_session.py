@@ -233,3 +233,30 @@ def test_send_message_refuses_a_message_larger_than_one_gateway_frame() -> None:
     assert parse_client_message(fragmenting.send_message(prompt, turn_id="t-1")) == SendMessageMessage(
         prompt, turn_id="t-1"
     )
+
+
+def test_a_forgotten_turn_frees_its_state_and_ignores_late_duplicates() -> None:
+    session = ClientSession(collect_audio=True)
+    session.send_message("Hi", turn_id="t-1")
+    messages = turn_messages("t-1")
+    with pytest.raises(SessionStateError, match="has not ended"):
+        session.forget("t-1")
+    for message in messages:
+        session.receive(message)
+    assert session.forget("t-1").text == "Hello, world."
+    assert session.turns == []
+    assert session.receive(messages[2]) == [DuplicateIgnored("t-1", 2)]
+    assert session.receive(serialize(TurnAccepted("t-1"))) == []
+    assert session.turns == []
+    with pytest.raises(SessionStateError, match="already used"):
+        session.send_message("Again", turn_id="t-1")
+
+
+def test_turn_accepted_after_a_resume_settles_it() -> None:
+    session = ClientSession()
+    session.send_message("Hi", turn_id="t-1")
+    session.receive(turn_messages("t-1")[0])
+    session.resume("t-1")
+    assert session.receive(serialize(TurnAccepted("t-1"))) == [Accepted("t-1")]
+    session.receive(serialize(GatewayError("unknown_turn", "no turn is running: nothing to cancel", "t-1")))
+    assert session.turn("t-1").phase is TurnPhase.ACTIVE

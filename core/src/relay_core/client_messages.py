@@ -96,9 +96,11 @@ class SendMessage:
         self.check()
 
     def check(self) -> None:
-        """Raise a ``ProtocolError`` subclass unless every field is valid."""
+        """Raise a ``ProtocolError`` subclass unless every field is valid (``mode`` may be given as its text)."""
         if self.turn_id is not None:
             check_turn_id(self.turn_id)
+        if not isinstance(self.mode, TurnMode):
+            object.__setattr__(self, "mode", self.to_agent_payload().mode)
         self.to_agent_payload()
 
     def with_turn_id(self, turn_id: str) -> SendMessage:
@@ -107,7 +109,7 @@ class SendMessage:
 
     def to_agent_payload(self, request_id: str | None = None) -> AgentPayload:
         """The payload for the agent's ``/invocations``; ``request_id`` defaults to the turn id."""
-        obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, "speed": self.speed}
+        obj: JsonObject = {"prompt": self.prompt, "mode": str(self.mode), "speed": self.speed}
         if self.voice is not None:
             obj["voice"] = self.voice
         rid = request_id if request_id is not None else self.turn_id

@@ -230,6 +230,7 @@ class ClientSession:
     collect_audio: bool = False
     max_send_bytes: int = limits.APIGW_FRAME_BYTES
     _turns: dict[str, ClientTurn] = field(default_factory=dict, init=False)
+    _forgotten: set[str] = field(default_factory=set, init=False)
 
     # --- outgoing --------------------------------------------------------------------------------------------
 
@@ -247,7 +248,7 @@ class ClientSession:
         fields (``LimitExceededError`` for a message over ``max_send_bytes``) and ``SessionStateError`` for a turn
         id already used in this session; nothing is recorded then."""
         tid = turn_id if turn_id is not None else new_turn_id()
-        if tid in self._turns:
+        if tid in self._turns or tid in self._forgotten:
             raise SessionStateError(f"turn id {tid!r} is already used in this session: use a new one per turn")
         text = serialize(SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid))
         size = len(text.encode("utf-8"))
@@ -287,6 +288,16 @@ class ClientSession:
         except KeyError:
             raise SessionStateError(f"no turn {turn_id!r} in this session") from None
 
+    def forget(self, turn_id: str) -> ClientTurn:
+        """Drop a finished turn's text and audio (long sessions); returns its final state. Messages of it that
+        still arrive (late duplicates) are ignored. Raises ``SessionStateError`` for an unfinished turn."""
+        turn = self.turn(turn_id)
+        if not turn.finished:
+            raise SessionStateError(f"turn {turn_id!r} has not ended: forget a turn only after its TurnEnded")
+        del self._turns[turn_id]
+        self._forgotten.add(turn_id)
+        return turn
+
     @property
     def turns(self) -> list[ClientTurn]:
         """Every turn, oldest first."""
@@ -318,9 +329,12 @@ class ClientSession:
         return turn
 
     def _on_accepted(self, message: TurnAccepted) -> list[ClientEvent]:
+        if message.turn_id in self._forgotten:
+            return []
         turn = self._turn_for(message.turn_id)
         if turn.phase is TurnPhase.SENT:
             turn.phase = TurnPhase.ACTIVE
+        turn.resume_pending = False  # a resume is answered with turn_accepted before its replay
         return [Accepted(message.turn_id)]
 
     def _on_rejected(self, message: GatewayError) -> list[ClientEvent]:
@@ -336,6 +350,8 @@ class ClientSession:
         return events
 
     def _on_turn_message(self, message: TurnMessage) -> list[ClientEvent]:
+        if message.turn_id in self._forgotten:
+            return [DuplicateIgnored(message.turn_id, message.seq)]
         turn = self._turn_for(message.turn_id)
         if message.seq <= turn.last_seq:
             return [DuplicateIgnored(turn.turn_id, message.seq)]
