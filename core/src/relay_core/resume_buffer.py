@@ -8,6 +8,7 @@ messages with a greater seq, in order, or raises :class:`~relay_core.errors.Resu
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 
 from relay_core import limits
@@ -100,7 +101,7 @@ class ResumeBuffer:
                 "the turn cannot be resumed; send a new message"
             )
         start = seq + 1 - self._first_seq
-        return [message for message, _size in list(self._messages)[start:]]
+        return [message for message, _size in itertools.islice(self._messages, start, None)]
 
 
 __all__ = ["ResumeBuffer"]
