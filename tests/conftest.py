@@ -153,3 +153,28 @@ def dockerfile() -> Callable[[Path], DockerInstructions]:
 
 
 # --------------------------------------------- end container images --------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Relay stack (owner: local gateway; used by tests/local/test_relay_stack*.py and the web client's browser tests)
+# ---------------------------------------------------------------------------------------------------------
+
+RELAY_TEST_RESUME_WINDOW_S = 3
+"""The session stack's RESUME_WINDOW_S: short, so that a test can outwait it."""
+
+
+@pytest.fixture(scope="session")
+def relay_stack(tts_server: RunningServer) -> Iterator[Any]:
+    """The whole local relay (``relay_local.relay_stack.RelayStack``) with the REAL gateway functions, moto,
+    the local API Gateway and a fresh agent app (speak model) over the session's TTS server: ``.gateway_url``,
+    ``.web_url``, ``.agent_url``, ``.dev_token(user_id)``. RESUME_WINDOW_S is RELAY_TEST_RESUME_WINDOW_S."""
+    from relay_local.relay_stack import RelayStack  # noqa: PLC0415
+    from voice_agent.config import AgentConfig, ModelKind  # noqa: PLC0415
+
+    config = AgentConfig(model=ModelKind.SPEAK)
+    env = {"RESUME_WINDOW_S": str(RELAY_TEST_RESUME_WINDOW_S)}
+    with RelayStack(tts_url=tts_server.ws_url, agent_config=config, function_env=env) as stack:
+        yield stack
+
+
+# --------------------------------------------- end relay stack -------------------------------------------

@@ -32,7 +32,7 @@ class LocalDynamoDb:
             endpoint_url=self.endpoint_url,
             region_name=LOCAL_REGION,
             aws_access_key_id="testing",
-            aws_secret_access_key="testing",  # noqa: S106 - moto's dummy credentials
+            aws_secret_access_key="testing",  # noqa: S106 - moto dummy credentials
         )
         for name in self.tables:
             client.create_table(

@@ -13,7 +13,8 @@ Stable properties: ``gateway_url`` (``ws://127.0.0.1:<port>/<stage>``), ``web_ur
 ``/config.json`` = ``{"gateway_url", "token", "agent_url"}``, ``/agent/invocations`` proxy), ``agent_url``,
 ``tts_url``, ``aws_url`` (the local AWS endpoints), ``connections_url`` (the ``@connections`` endpoint),
 ``dynamodb_url``, ``env`` (what the functions see), ``gateway`` (the :class:`WebSocketApi`: stats, open
-connections) and ``lambdas`` (the :class:`LambdaInvokeService`: asynchronous invocations in flight).
+connections), ``lambdas`` (the :class:`LambdaInvokeService`: asynchronous invocations in flight) and
+``agentcore`` (the :class:`AgentCoreDataPlane`: agent streams open).
 ``dev_token(user_id, ttl_s=3600)`` mints a token the authorizer accepts.
 
 The functions read their settings from the process environment, so the stack sets it on start and restores it on
@@ -116,6 +117,7 @@ class RelayStack:
         self._issuer: DevTokenIssuer | None = None
         self.gateway = WebSocketApi(RouteHandlers(), self._gateway_config)
         self.lambdas = LambdaInvokeService({})
+        self.agentcore: AgentCoreDataPlane | None = None
         self.env: dict[str, str] = {}
         self.gateway_url = self.web_url = self.aws_url = self.connections_url = ""
 
@@ -168,7 +170,7 @@ class RelayStack:
         self._issuer = DevTokenIssuer()
         ws_socket = _bound_socket(self._ports["gateway"])
         self.gateway_url = f"ws://127.0.0.1:{ws_socket.getsockname()[1]}/{self._api.stage}"
-        dataplane = AgentCoreDataPlane(self.agent_url, runtime_arn=AGENT_RUNTIME_ARN)
+        dataplane = self.agentcore = AgentCoreDataPlane(self.agent_url, runtime_arn=AGENT_RUNTIME_ARN)
         aws_app = create_aws_app(
             websocket_api=self.gateway,
             websocket_socket=ws_socket,

@@ -34,6 +34,8 @@ class AgentCoreDataPlane:
         self.agent_url = agent_url
         self.runtime_arn = runtime_arn
         self._client: httpx.AsyncClient | None = None
+        self.open_streams = 0
+        """Invocations whose answer is still streaming (a relay reading a turn); 0 once every turn's stream ended."""
 
     async def open(self) -> None:
         self._client = httpx.AsyncClient(timeout=httpx.Timeout(None), limits=httpx.Limits(max_connections=None))
@@ -66,8 +68,12 @@ class AgentCoreDataPlane:
             return aws_error(502, "RuntimeClientError", f"the local agent at {self.agent_url} is unreachable: {exc!r}")
 
         async def body() -> AsyncIterator[bytes]:
-            async for chunk in answer.aiter_raw():
-                yield chunk
+            self.open_streams += 1
+            try:
+                async for chunk in answer.aiter_raw():
+                    yield chunk
+            finally:
+                self.open_streams -= 1
 
         return StreamingResponse(
             body(),
