@@ -129,7 +129,8 @@ def request_part(envelope: SignedEnvelope) -> RequestPart:
     message_type = inner.headers.get(":message-type")
     event_type = inner.headers.get(":event-type")
     if message_type != "event" or event_type != PAYLOAD_PART:
-        raise EventStreamError(f"the request stream carries only PayloadPart events, not {message_type!r}/{event_type!r}")
+        kind = f"{message_type!r}/{event_type!r}"
+        raise EventStreamError(f"the request stream carries PayloadPart events only, not {kind}")
     data_type = inner.headers.get("DataType")
     completion = inner.headers.get("CompletionState")
     if data_type not in (None, DATA_TYPE_UTF8, DATA_TYPE_BINARY):
