@@ -39,6 +39,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     connection = record_connection(event, process_deps())
     if connection is None:
         logger.error("$connect reached without an authorized user: check the route's authorizer")
+        count("ConnectionsRefused")
         return {"statusCode": 401}
     count("Connections")
     logger.info("connected", extra={"connection_id": connection.connection_id, "user_id": connection.user_id})

@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import logger, metrics, tracer
+from relay_functions.gateway.observability import count, logger, metrics, tracer
 
 
 def forget_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connection | None:
@@ -29,5 +29,6 @@ def forget_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connec
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     connection = forget_connection(event, process_deps())
+    count("Disconnections")
     logger.info("disconnected", extra={"known": connection is not None})
     return {"statusCode": 200}

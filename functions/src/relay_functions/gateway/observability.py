@@ -2,7 +2,8 @@
 
 Created at import without I/O: the Tracer is inactive outside Lambda, and metrics are flushed as EMF log
 lines by ``@metrics.log_metrics`` on each handler. Never log tokens, prompts or audio: log ids, codes, counts.
-Metrics (namespace POWERTOOLS_METRICS_NAMESPACE): ``Connections``, ``ConnectionsRefused``, ``Turns``,
+Metrics (namespace POWERTOOLS_METRICS_NAMESPACE): ``Connections``, ``ConnectionsRefused``, ``Disconnections``,
+``ClientMessages``, ``Turns``, ``CancelsRequested``,
 ``TurnsRejected``, ``ClientErrors`` (dimension ``code``), ``TimeToFirstAudio`` (ms), ``CancelLatency`` (ms),
 ``MessagesPosted``, ``PostFailures``, ``Resumes``, ``TurnsAbandoned``.
 """

@@ -26,7 +26,7 @@ from relay_core.client_messages import (
 from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps
-from relay_functions.gateway.observability import client_error, logger
+from relay_functions.gateway.observability import client_error, count, logger
 from relay_functions.gateway.posting import ConnectionPoster, PostFailedError
 
 OK: dict[str, Any] = {"statusCode": 200}
@@ -96,6 +96,7 @@ def handle_client_message(
 ) -> dict[str, Any]:
     """Parse the body, find the connection's user, run the route for the message's type; reject on error."""
     ctx = route_context(raw_event, deps)
+    count("ClientMessages")
     logger.append_keys(connection_id=ctx.connection_id, route=ctx.route_key)
     turn_id: str | None = None
     try:

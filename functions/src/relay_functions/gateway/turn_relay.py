@@ -138,7 +138,7 @@ class TurnRelay:
         self._grace_s = cancel_grace_s
         self._sleep = sleep
         self.framer = TurnFramer(request.turn_id)
-        self.buffer = buffer or ResumeBuffer()
+        self.buffer = buffer if buffer is not None else ResumeBuffer()
         self.connection_id = request.connection_id
         self.detached_since: float | None = None
         self._seen_resumes = 0

@@ -1,0 +1,86 @@
+"""$connect / $disconnect over recorded events, and the connections table's conditional writes (moto DynamoDB)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from relay_core import limits
+from relay_functions.gateway import connect, disconnect
+from relay_functions.gateway.deps import GatewayDeps
+from relay_functions.gateway.rate_limit import TurnRateLimiter
+
+
+class SteppedClock:
+    def __init__(self, now: float) -> None:
+        self.now_s = now
+
+    def now(self) -> float:
+        return self.now_s
+
+    def monotonic(self) -> float:
+        return self.now_s
+
+
+def test_connect_records_the_user_and_a_stable_conversation(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any
+) -> None:
+    first = connect.handler(gw.with_connection(gw.load_event("connect.json"), "conn-a", "user-1"), lambda_context)
+    second = connect.handler(gw.with_connection(gw.load_event("connect.json"), "conn-b", "user-1"), lambda_context)
+    other = connect.handler(gw.with_connection(gw.load_event("connect.json"), "conn-c", "user-2"), lambda_context)
+    assert first == second == other == {"statusCode": 200}
+    a, b, c = (deps.connections.get(cid) for cid in ("conn-a", "conn-b", "conn-c"))
+    assert a is not None and b is not None and c is not None
+    assert (a.user_id, b.user_id, c.user_id) == ("user-1", "user-1", "user-2")
+    assert a.session_id == b.session_id != c.session_id
+    assert limits.AGENTCORE_SESSION_ID_MIN_CHARS <= len(a.session_id) <= limits.AGENTCORE_SESSION_ID_MAX_CHARS
+    item = deps.db.get_item(TableName=deps.settings.connections_table, Key={"pk": {"S": "conn#conn-a"}})["Item"]
+    assert int(item["expires_at"]["N"]) - int(float(item["connected_at"]["N"])) == deps.settings.connection_ttl_s
+
+
+def test_connect_without_an_authorized_user_is_refused(deps: GatewayDeps, gw: ModuleType, lambda_context: Any) -> None:
+    event = gw.load_event("connect.json")
+    del event["requestContext"]["authorizer"]
+    assert connect.handler(event, lambda_context) == {"statusCode": 401}
+    assert deps.connections.get(event["requestContext"]["connectionId"]) is None
+
+
+def test_disconnect_forgets_the_connection_and_detaches_its_turn(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any
+) -> None:
+    connect.handler(gw.load_event("connect.json"), lambda_context)
+    connection_id = gw.load_event("connect.json")["requestContext"]["connectionId"]
+    connection = deps.connections.get(connection_id)
+    assert connection is not None
+    deps.turns.create("t-1", user_id=connection.user_id, session_id=connection.session_id, connection_id=connection_id)
+    assert deps.connections.claim_turn(connection_id, "t-1")
+
+    assert disconnect.handler(gw.load_event("disconnect.json"), lambda_context) == {"statusCode": 200}
+    assert deps.connections.get(connection_id) is None
+    turn = deps.turns.get("t-1")
+    assert turn is not None and turn.detached_at is not None
+    # an unknown connection (already gone) is not an error
+    assert disconnect.handler(gw.load_event("disconnect.json"), lambda_context) == {"statusCode": 200}
+
+
+def test_one_turn_per_connection(deps: GatewayDeps) -> None:
+    deps.connections.put("conn-a", user_id="u", session_id="s" * 40)
+    assert deps.connections.claim_turn("conn-a", "t-1")
+    assert not deps.connections.claim_turn("conn-a", "t-2")
+    deps.connections.release_turn("conn-a", "t-2")  # not the running turn: no effect
+    assert not deps.connections.claim_turn("conn-a", "t-2")
+    deps.connections.release_turn("conn-a", "t-1")
+    assert deps.connections.claim_turn("conn-a", "t-2")
+    assert not deps.connections.claim_turn("conn-unknown", "t-3")
+
+
+def test_rate_limit_counts_turns_per_user_and_minute(deps: GatewayDeps) -> None:
+    clock = SteppedClock(1_800_000_000.0)  # the start of a minute
+    limiter = TurnRateLimiter(deps.db, deps.settings.connections_table, turns_per_minute=3, clock=clock)
+    assert [limiter.try_acquire("u1").allowed for _ in range(4)] == [True, True, True, False]
+    assert limiter.try_acquire("u2").allowed  # another user has their own budget
+    clock.now_s += 20
+    refused = limiter.try_acquire("u1")
+    assert not refused.allowed and refused.retry_after_s == 40
+    clock.now_s += 40  # the next minute
+    assert limiter.try_acquire("u1").allowed
