@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import jwt
@@ -143,7 +144,9 @@ def deps(dynamodb: Any, settings: GatewaySettings) -> Iterator[GatewayDeps]:
 
 def posted(connection_id: str) -> list[dict[str, Any]]:
     """Every message moto's @connections API received for a connection, in order (moto concatenates them)."""
-    data = apigatewaymanagementapi_backends[ACCOUNT][REGION].connections[connection_id].data.decode("utf-8")
+    connections = apigatewaymanagementapi_backends[ACCOUNT][REGION].connections
+    key = quote(connection_id, safe="")  # moto keys by the URL path segment ("=" arrives as %3D)
+    data = connections[key].data.decode("utf-8") if key in connections else ""
     decoder = json.JSONDecoder()
     messages, index = [], 0
     while index < len(data):

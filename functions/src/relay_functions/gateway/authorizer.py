@@ -59,6 +59,7 @@ def authorize(raw_event: Mapping[str, Any], verifier: TokenVerifier) -> dict[str
         if exc.status == 403:
             return policy("forbidden", "Deny", event.method_arn)
         raise UnauthorizedError from exc
+    count("ConnectionsAuthorized")
     return policy(
         identity.user_id,
         "Allow",

@@ -2,10 +2,11 @@
 
 Created at import without I/O: the Tracer is inactive outside Lambda, and metrics are flushed as EMF log
 lines by ``@metrics.log_metrics`` on each handler. Never log tokens, prompts or audio: log ids, codes, counts.
-Metrics (namespace POWERTOOLS_METRICS_NAMESPACE): ``Connections``, ``ConnectionsRefused``, ``Disconnections``,
-``ClientMessages``, ``Turns``, ``CancelsRequested``,
-``TurnsRejected``, ``ClientErrors`` (dimension ``code``), ``TimeToFirstAudio`` (ms), ``CancelLatency`` (ms),
-``MessagesPosted``, ``PostFailures``, ``Resumes``, ``TurnsAbandoned``.
+Metrics (namespace POWERTOOLS_METRICS_NAMESPACE): ``ConnectionsAuthorized``, ``ConnectionsRefused``,
+``Connections``, ``Disconnections``, ``ClientMessages``, ``Turns``, ``TurnsRejected``, ``CancelsRequested``,
+``Resumes``, ``ClientErrors`` (dimension ``code``), ``MessagesPosted``, ``PostFailures``, ``TurnsAbandoned``,
+``TimeToFirstAudio`` (ms, relay start to first audio message posted), ``CancelLatency`` (ms, the relay's
+cancel request to the turn's terminal message).
 """
 
 from __future__ import annotations

@@ -1,0 +1,323 @@
+"""The message routes through their Lambda handlers, over recorded API Gateway events: moto DynamoDB, moto's
+@connections API (what the client receives) and moto Lambda (the relay's asynchronous invocation)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import pytest
+from moto.awslambda.exceptions import UnknownFunctionException
+from moto.awslambda_simple.models import LambdaSimpleBackend
+
+from relay_core.agent_events import AgentEnd, AgentStart, TextDelta
+from relay_core.client_messages import VALID_ACTIONS_TEXT
+from relay_functions.gateway import authorizer, cancel, connect, default, relay, resume, send_message
+from relay_functions.gateway.deps import GatewayDeps
+from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.turns import TurnState
+
+CONN = "L0SM9cOFvHcCIhw="  # the recorded events' connection id
+USER = "3f6c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f"  # the recorded $connect event's user
+
+
+@dataclass
+class Invocations:
+    """What moto's Lambda received (function, invocation type, payload)."""
+
+    calls: list[tuple[str, str | None, dict[str, Any]]] = field(default_factory=list)
+    fail: bool = False
+
+    def requests(self) -> list[RelayRequest]:
+        return [RelayRequest.from_json(payload) for _name, _kind, payload in self.calls]
+
+
+@pytest.fixture
+def invocations(monkeypatch: pytest.MonkeyPatch) -> Invocations:
+    recorded = Invocations()
+
+    def invoke(self: Any, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: Any) -> bytes:
+        if recorded.fail:
+            raise UnknownFunctionException(function_name)
+        recorded.calls.append((function_name, headers.get("X-Amz-Invocation-Type"), json.loads(body)))
+        return b""
+
+    monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
+    return recorded
+
+
+@pytest.fixture
+def connected(deps: GatewayDeps, gw: ModuleType, lambda_context: Any) -> str:
+    """The recorded $connect went through: the connection is registered for USER."""
+    assert connect.handler(gw.load_event("connect.json"), lambda_context) == {"statusCode": 200}
+    return CONN
+
+
+def send(gw: ModuleType, lambda_context: Any, body: dict[str, Any] | str | None = None, **kwargs: Any) -> Any:
+    event = gw.load_event("send_message.json")
+    if body is not None:
+        event["body"] = body if isinstance(body, str) else json.dumps(body)
+    event["requestContext"]["connectionId"] = kwargs.get("connection_id", CONN)
+    return send_message.handler(event, lambda_context)
+
+
+def errors(gw: ModuleType, connection_id: str = CONN) -> list[dict[str, Any]]:
+    return [m for m in gw.posted(connection_id) if m["type"] == "error"]
+
+
+def test_send_message_accepts_and_hands_the_turn_to_the_relay(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    assert send(gw, lambda_context) == {"statusCode": 200}
+    [accepted] = gw.posted(CONN)
+    assert accepted["type"] == "turn_accepted"
+    [(function, kind, _payload)] = invocations.calls
+    assert (function, kind) == (deps.settings.relay_function_name, "Event")
+    [request] = invocations.requests()
+    assert request.turn_id == accepted["turn_id"]
+    assert (request.connection_id, request.user_id) == (CONN, USER)
+    assert request.connections_endpoint == gw.ENDPOINT
+    assert request.agent.prompt == "Tell me about the sea in two sentences." and request.agent.voice == "jf_alpha"
+    assert request.agent.request_id == request.turn_id
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn == request.turn_id
+    assert request.session_id == connection.session_id
+    turn = deps.turns.get(request.turn_id)
+    assert turn is not None and turn.state == TurnState.RUNNING and turn.user_id == USER
+
+
+def test_a_second_turn_while_one_runs_is_refused(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context)
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "and another", "turn_id": "t-mine-2"})
+    [error] = errors(gw)
+    assert error["code"] == "turn_in_progress" and error["turn_id"] == "t-mine-2" and "seq" not in error
+    assert len(invocations.calls) == 1
+    assert deps.turns.get("t-mine-2") is None
+
+
+def test_turns_per_minute_are_limited_per_user(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    deps.settings = gw.make_settings(turns_per_minute=2)  # before the rate limiter is first built
+    for n in range(3):
+        send(gw, lambda_context, {"action": "sendMessage", "prompt": f"turn {n}", "turn_id": f"t-{n}"})
+        deps.connections.release_turn(CONN, f"t-{n}")  # the relay finished it
+    [error] = errors(gw)
+    assert (
+        error["code"] == "rate_limited" and error["turn_id"] == "t-2" and "at most 2 turns a minute" in error["message"]
+    )
+    assert len(invocations.calls) == 2
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn is None  # a refusal leaves nothing claimed
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("{not json", "invalid_json"),
+        ({"action": "sendMessage"}, "invalid_field"),
+        ({"action": "sendMessage", "prompt": "hi", "speed": 9}, "invalid_field"),
+        ({"action": "sendMessage", "prompt": "hi", "mode": "telepathy"}, "invalid_field"),
+        ({"action": "sendMessage", "prompt": "hi", "turn_id": "no spaces allowed"}, "invalid_field"),
+        ({"action": "sendMessage", "prompt": "x" * 20_001}, "limit_exceeded"),
+    ],
+)
+def test_bad_messages_get_a_clear_error_and_change_nothing(
+    deps: GatewayDeps,
+    gw: ModuleType,
+    lambda_context: Any,
+    connected: str,
+    invocations: Invocations,
+    body: Any,
+    code: str,
+) -> None:
+    assert send(gw, lambda_context, body) == {"statusCode": 200}
+    [error] = gw.posted(CONN)
+    assert error["type"] == "error" and error["code"] == code and error["message"]
+    assert "Traceback" not in error["message"]
+    assert invocations.calls == []
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn is None
+    send(gw, lambda_context)  # the connection is still usable
+    assert gw.posted(CONN)[-1]["type"] == "turn_accepted"
+
+
+def test_an_unregistered_connection_is_told_to_reconnect(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, invocations: Invocations
+) -> None:
+    send(gw, lambda_context)
+    [error] = errors(gw)
+    assert error["code"] == "unauthorized"
+    assert invocations.calls == []
+
+
+def test_a_relay_that_cannot_be_invoked_is_reported_and_releases_the_connection(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    invocations.fail = True
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-x"})
+    assert [m["type"] for m in gw.posted(CONN)] == ["turn_accepted", "error"]
+    assert errors(gw)[0]["code"] == "agent_unavailable"
+    turn = deps.turns.get("t-x")
+    assert turn is not None and turn.state == TurnState.CLOSED
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn is None
+
+
+@pytest.mark.parametrize("event_name", ["default_unknown_action.json", "default_not_json.json"])
+def test_default_names_the_valid_actions(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, event_name: str
+) -> None:
+    assert default.handler(gw.load_event(event_name), lambda_context) == {"statusCode": 200}
+    [error] = gw.posted(CONN)
+    if event_name == "default_not_json.json":
+        assert error["code"] == "invalid_json"
+    else:
+        assert error["code"] == "unknown_action" and VALID_ACTIONS_TEXT in error["message"]
+
+
+def test_default_serves_a_valid_action_that_reached_it(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    event = gw.message_event("$default", {"action": "sendMessage", "prompt": "hi"}, connection_id=CONN)
+    default.handler(event, lambda_context)
+    assert gw.posted(CONN)[0]["type"] == "turn_accepted"
+    assert len(invocations.calls) == 1
+
+
+def test_cancel_flags_the_running_turn(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-c"})
+    assert cancel.handler(gw.load_event("cancel.json"), lambda_context) == {"statusCode": 200}
+    turn = deps.turns.get("t-c")
+    assert turn is not None and turn.cancel_requested
+    assert errors(gw) == []
+
+
+def test_cancel_of_no_or_someone_elses_turn_is_unknown_turn(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    cancel.handler(gw.load_event("cancel.json"), lambda_context)  # nothing runs
+    deps.turns.create("t-other", user_id="someone-else", session_id="s" * 40, connection_id="conn-z")
+    cancel.handler(
+        gw.message_event("cancel", {"action": "cancel", "turn_id": "t-other"}, connection_id=CONN), lambda_context
+    )
+    assert [e["code"] for e in errors(gw)] == ["unknown_turn", "unknown_turn"]
+    turn = deps.turns.get("t-other")
+    assert turn is not None and not turn.cancel_requested
+
+
+def resume_event(gw: ModuleType, turn_id: str, after_seq: int, connection_id: str) -> dict[str, Any]:
+    body = {"action": "resume", "turn_id": turn_id, "after_seq": after_seq}
+    event: dict[str, Any] = gw.message_event("resume", body, connection_id=connection_id)
+    return event
+
+
+def test_resume_switches_a_running_turn_to_the_new_connection(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    deps.connections.put("conn-old", user_id=USER, session_id="s" * 40)
+    deps.turns.create("t-r", user_id=USER, session_id="s" * 40, connection_id="conn-old")
+    deps.turns.mark_detached("t-r", connection_id="conn-old")
+    assert resume.handler(resume_event(gw, "t-r", 4, CONN), lambda_context) == {"statusCode": 200}
+    turn = deps.turns.get("t-r")
+    assert turn is not None
+    assert (turn.connection_id, turn.resume_after_seq, turn.resume_count, turn.detached_at) == (CONN, 4, 1, None)
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn == "t-r"
+    assert errors(gw) == []  # the relay answers (turn_accepted, then the replay)
+
+
+def test_resume_refusals(deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str) -> None:
+    deps.turns.create("t-theirs", user_id="someone-else", session_id="s" * 40, connection_id="conn-z")
+    deps.turns.create("t-done", user_id=USER, session_id="s" * 40, connection_id="conn-z")
+    deps.turns.close("t-done", seen_resume_count=0)
+    deps.turns.create("t-late", user_id=USER, session_id="s" * 40, connection_id="conn-z")
+    deps.db.update_item(  # detached 31 s ago: past the 30 s window
+        TableName=deps.settings.turns_table,
+        Key={"pk": {"S": "t-late"}},
+        UpdateExpression="SET detached_at = :t",
+        ExpressionAttributeValues={":t": {"N": str(deps.clock.now() - 31)}},
+    )
+    for turn_id in ("t-missing", "t-theirs", "t-done", "t-late"):
+        resume.handler(resume_event(gw, turn_id, -1, CONN), lambda_context)
+    assert [(e["code"], e["turn_id"]) for e in errors(gw)] == [
+        ("unknown_turn", "t-missing"),
+        ("unknown_turn", "t-theirs"),
+        ("resume_expired", "t-done"),
+        ("resume_expired", "t-late"),
+    ]
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn is None
+
+
+def test_the_recorded_resume_event_parses_and_is_answered(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    resume.handler(gw.load_event("resume.json"), lambda_context)
+    assert [e["code"] for e in errors(gw)] == ["unknown_turn"]
+
+
+def test_connect_send_relay_and_cancel_end_to_end(
+    deps: GatewayDeps,
+    gw: ModuleType,
+    lambda_context: Any,
+    invocations: Invocations,
+    issuer: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The handlers in the order API Gateway and Lambda call them; the agent is the scripted stand-in."""
+    deps.settings = gw.make_settings(jwks_url=issuer.jwks_url)
+    token = issuer.token(sub="user-e2e")
+    auth_event = gw.load_event("authorizer_request.json", queryStringParameters={"token": token})
+    policy = authorizer.handler(auth_event, lambda_context)
+    connect_event = gw.load_event("connect.json")
+    connect_event["requestContext"]["authorizer"] = {"principalId": policy["principalId"], **policy["context"]}
+    assert connect.handler(connect_event, lambda_context) == {"statusCode": 200}
+
+    # a turn that runs to its end
+    agent = gw.FakeAgent()
+    deps.agent = agent
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "Say hi.", "turn_id": "t-e2e-1"})
+    agent.on_open = lambda stream, payload: (
+        stream.push(gw.sse(AgentStart("t-e2e-1"), TextDelta("t-e2e-1", 0, "Hi!"), AgentEnd("t-e2e-1"))),
+        stream.end(),
+    )
+    assert relay.handler(invocations.calls[0][2], lambda_context) == {"outcome": "completed", "messages": 3}
+    received = gw.posted(CONN)
+    assert [(m["type"], m.get("seq")) for m in received] == [
+        ("turn_accepted", None),
+        ("agent_start", 0),
+        ("text_delta", 1),
+        ("agent_end", 2),
+    ]
+
+    # a turn the user interrupts
+    agent.on_open = lambda stream, payload: stream.push(gw.sse(AgentStart("t-e2e-2")))
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "Tell me a long story.", "turn_id": "t-e2e-2"})
+    outcome: list[dict[str, Any]] = []
+    worker = threading.Thread(target=lambda: outcome.append(relay.handler(invocations.calls[1][2], lambda_context)))
+    worker.start()
+    gw.wait_until(lambda: any(m.get("turn_id") == "t-e2e-2" and m["type"] == "agent_start" for m in gw.posted(CONN)))
+    cancel.handler(gw.message_event("cancel", {"action": "cancel"}, connection_id=CONN), lambda_context)
+    worker.join(timeout=15)
+    assert outcome == [{"outcome": "cancelled", "messages": 2}]
+    assert gw.posted(CONN)[-1] == {
+        "turn_id": "t-e2e-2",
+        "seq": 1,
+        "status": "cancelled",
+        "text_chars": 0,
+        "sentences": 0,
+        "elapsed_s": 0.0,
+        "type": "agent_end",
+    }
+    assert agent.cancels[-1][1] == "t-e2e-2"
+    logs = capsys.readouterr().out
+    assert token not in logs and "Tell me a long story." not in logs  # no tokens, no prompts in the logs
+    assert '"Turns"' in logs and '"MessagesPosted"' in logs
