@@ -1,0 +1,182 @@
+"""The deployment's settings: one frozen record read from CDK context (cdk.json, or ``-c key=value``).
+
+Every knob a deployer may turn lives here with its default, so stacks never read context themselves and tests
+build a config directly. Context keys are ``relay:<field>`` (e.g. ``-c relay:ttsInstanceType=ml.g6.xlarge``);
+docs/deploy.md lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any, Protocol
+
+from aws_cdk import Aws
+from aws_cdk import aws_logs as logs
+
+CONTEXT_PREFIX = "relay:"
+_RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    90: logs.RetentionDays.THREE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+}
+
+
+class ConfigError(ValueError):
+    """A context value is missing or invalid; the message names the key and what it accepts."""
+
+
+class LambdaBundling(StrEnum):
+    """How the functions' code asset is built."""
+
+    FULL = "full"
+    """The deployable bundle: relay_core + relay_functions + their locked dependencies installed for Lambda's
+    arm64 Python 3.12 by pip (needs PyPI, no Docker). What ``make synth`` and ``make deploy`` use."""
+    SOURCES = "sources"
+    """Only the relay_core and relay_functions sources: fast and offline, for template tests. Not deployable."""
+
+
+class Synthesizes(Protocol):
+    """What :meth:`RelayConfig.from_context` needs from a construct node: ``try_get_context``."""
+
+    def try_get_context(self, key: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RelayConfig:
+    """Every deployment setting, with the defaults a first deployment uses."""
+
+    project: str = "kokoro-relay"
+    """Value of the ``Project`` tag on every resource; the cleanup inventory finds billable leftovers by it."""
+    environment: str = "dev"
+    """Value of the ``Environment`` tag, and part of every stack name (``KokoroRelay-<environment>-...``)."""
+
+    tts_instance_type: str = "ml.g5.xlarge"
+    tts_min_instances: int = 1
+    tts_max_instances: int = 4
+    tts_sessions_per_instance: int = 24
+    """Autoscaling target: concurrent TTS sessions per instance (docs/capacity.md derives it)."""
+    tts_image_uri: str | None = None
+    """A pushed Kokoro GPU image; absent = build containers/kokoro/Dockerfile.gpu as an asset at deploy time."""
+    weights_prefix: str = "kokoro-82m/"
+    """Key prefix of the KModel weights in the weights-cache bucket (mounted at /opt/ml/model)."""
+
+    agent_image_uri: str | None = None
+    """A pushed arm64 agent image; absent = build containers/agent/Dockerfile as an asset at deploy time."""
+    model_id: str = "amazon.nova-lite-v1:0"
+    """Bedrock model (or cross-region inference profile, e.g. ``us.amazon.nova-lite-v1:0``) the agent writes with."""
+    voice: str = "jf_alpha"
+
+    turns_per_minute: int = 10
+    resume_window_s: int = 30
+    connection_ttl_s: int = 7200
+    stage_rate_limit: int = 100
+    """Stage throttling: steady messages per second across the API."""
+    stage_burst_limit: int = 200
+    relay_timeout_s: int = 900
+    """The relay Lambda's timeout: a whole turn, up to Lambda's 15-minute maximum."""
+
+    alarm_email: str | None = None
+    """Subscribed to the alerts topic when set."""
+    audit_schedule: str = "cron(0 6 * * ? *)"
+    """EventBridge Scheduler expression of the daily dependency audit (UTC)."""
+    deployment_id: str = "initial"
+    """Changes on each ``make deploy`` (a timestamp) so the post-deployment smoke test starts every time."""
+    lambda_bundling: LambdaBundling = LambdaBundling.FULL
+    api_gateway_cloudwatch_role: bool = True
+    """Set API Gateway's account-level CloudWatch role (needed for stage access logs). Turn off when the
+    account already has one managed elsewhere."""
+    log_retention_days: int = 30
+    extra_tags: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.tts_min_instances <= self.tts_max_instances:
+            raise ConfigError(
+                f"need 1 <= relay:ttsMinInstances <= relay:ttsMaxInstances; got {self.tts_min_instances} and "
+                f"{self.tts_max_instances}"
+            )
+        if self.tts_sessions_per_instance < 1:
+            raise ConfigError("relay:ttsSessionsPerInstance must be at least 1")
+        if not self.tts_instance_type.startswith("ml."):
+            raise ConfigError(
+                f"relay:ttsInstanceType must be a SageMaker type such as ml.g5.xlarge; got {self.tts_instance_type!r}"
+            )
+        if not self.weights_prefix.endswith("/") or self.weights_prefix.startswith("/"):
+            raise ConfigError(
+                f"relay:weightsPrefix must look like 'name/' (no leading slash, trailing slash); got "
+                f"{self.weights_prefix!r}"
+            )
+        if self.log_retention_days not in _RETENTION:
+            raise ConfigError(
+                f"relay:logRetentionDays must be one of {sorted(_RETENTION)}; got {self.log_retention_days}"
+            )
+        if not 60 <= self.relay_timeout_s <= 900:
+            raise ConfigError("relay:relayTimeoutS must be between 60 and 900 (Lambda's maximum)")
+
+    @property
+    def log_retention(self) -> logs.RetentionDays:
+        """:attr:`log_retention_days` as CloudWatch's retention setting."""
+        return _RETENTION[self.log_retention_days]
+
+    @property
+    def stack_prefix(self) -> str:
+        """``KokoroRelay-<environment>``: every stack's name starts with it."""
+        return f"KokoroRelay-{self.environment}"
+
+    @property
+    def weights_bucket_name(self) -> str:
+        """``<project>-<environment>-weights-<account>-<region>``: named, so the other stacks (and the cleanup
+        workflow) address it without a cross-stack export."""
+        return f"{self.project}-{self.environment}-weights-{Aws.ACCOUNT_ID}-{Aws.REGION}"
+
+    @property
+    def tags(self) -> dict[str, str]:
+        """The tags every resource carries (the cleanup inventory's filter: ``Project`` = :attr:`project`)."""
+        return {"Project": self.project, "Environment": self.environment, "ManagedBy": "cdk", **self.extra_tags}
+
+    @classmethod
+    def from_context(cls, node: Synthesizes) -> RelayConfig:
+        """Read every ``relay:<camelCaseField>`` context value that is set; the rest keep their defaults."""
+        values: dict[str, Any] = {}
+        for item in fields(cls):
+            raw = node.try_get_context(CONTEXT_PREFIX + _camel(item.name))
+            if raw is None:
+                continue
+            values[item.name] = _coerce(item.name, item.type, raw)
+        return cls(**values)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _coerce(name: str, annotation: object, raw: Any) -> Any:
+    """Turn a context value (JSON from cdk.json, or a string from ``-c``) into the field's type."""
+    key = CONTEXT_PREFIX + _camel(name)
+    kind = str(annotation)
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            if str(raw).lower() in ("true", "1", "yes"):
+                return True
+            if str(raw).lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(raw)
+        if kind == "LambdaBundling":
+            return LambdaBundling(str(raw))
+        if kind.startswith("dict"):
+            if not isinstance(raw, dict):
+                raise ValueError(raw)
+            return {str(k): str(v) for k, v in raw.items()}
+        text = str(raw)
+        return text if text else None if "None" in kind else text
+    except ValueError as exc:
+        raise ConfigError(f"context {key} has an invalid value {raw!r} (expected {kind})") from exc

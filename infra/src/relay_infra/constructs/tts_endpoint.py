@@ -1,0 +1,219 @@
+"""The Kokoro TTS endpoint: SageMaker model, endpoint config and endpoint, its role, and its autoscaling.
+
+The execution role may read only the weights prefix of the weights-cache bucket and pull only the Kokoro
+image. Autoscaling tracks concurrent requests (open TTS sessions) per instance, never CPU: a GPU instance
+saturates on sessions long before its CPUs look busy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import aws_applicationautoscaling as autoscaling
+from aws_cdk import aws_ecr as ecr
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sagemaker as sagemaker
+from constructs import Construct
+
+from relay_infra.nag import Acknowledged, acknowledge, nag_text
+from relay_infra.paths import IMAGE_CONTEXT_EXCLUDES, REPO_ROOT
+
+VARIANT_NAME = "AllTraffic"
+SCALING_METRIC = autoscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION
+MODEL_DIR = "/opt/ml/model"
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRef:
+    """A container image and the ECR repository it must be pulled from."""
+
+    uri: str
+    repository: ecr.IRepository
+
+
+def parse_ecr_image_uri(uri: str) -> tuple[str, str, str]:
+    """``<account>.dkr.ecr.<region>.amazonaws.com/<repo>[:tag|@digest]`` → (account, region, repository name)."""
+    host, _, rest = uri.partition("/")
+    parts = host.split(".")
+    if len(parts) < 6 or parts[1:3] != ["dkr", "ecr"] or not rest:
+        raise ValueError(f"not an ECR image URI (<account>.dkr.ecr.<region>.amazonaws.com/<repo>:<tag>): {uri!r}")
+    name = rest.split("@", 1)[0].rsplit(":", 1)[0] if "@" in rest or ":" in rest else rest
+    return parts[0], parts[3], name
+
+
+def image_from_uri(scope: Construct, construct_id: str, uri: str) -> ImageRef:
+    """An already pushed ECR image (context ``relay:ttsImageUri`` / ``relay:agentImageUri``)."""
+    account, region, name = parse_ecr_image_uri(uri)
+    repository = ecr.Repository.from_repository_attributes(
+        scope,
+        construct_id,
+        repository_arn=f"arn:{Stack.of(scope).partition}:ecr:{region}:{account}:repository/{name}",
+        repository_name=name,
+    )
+    return ImageRef(uri, repository)
+
+
+def image_from_dockerfile(
+    scope: Construct, construct_id: str, dockerfile: str, platform: ecr_assets.Platform
+) -> ImageRef:
+    """Build ``dockerfile`` (context: the repository root) at deploy time; at synth it is only staged."""
+    asset = ecr_assets.DockerImageAsset(
+        scope,
+        construct_id,
+        directory=str(REPO_ROOT),
+        file=dockerfile,
+        platform=platform,
+        exclude=list(IMAGE_CONTEXT_EXCLUDES),
+    )
+    return ImageRef(asset.image_uri, asset.repository)
+
+
+class TtsEndpoint(Construct):
+    """Kokoro-82M on a SageMaker AI real-time endpoint (GPU), bidirectional streaming, autoscaled on sessions."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        image: ImageRef,
+        weights_bucket: s3.IBucket,
+        weights_bucket_name: str,
+        weights_prefix: str,
+        instance_type: str,
+        min_instances: int,
+        max_instances: int,
+        sessions_per_instance: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.image = image
+        self.role = iam.Role(
+            self,
+            "ExecutionRole",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description="Kokoro TTS endpoint: reads its weights prefix, pulls its image, writes its logs and metrics",
+        )
+        weights_bucket.grant_read(self.role, f"{weights_prefix}*")
+        image.repository.grant_pull(self.role)
+        stack = Stack.of(self)
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"],
+                resources=[
+                    stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name="/aws/sagemaker/Endpoints/*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["cloudwatch:PutMetricData"],
+                resources=["*"],
+                conditions={"StringEquals": {"cloudwatch:namespace": "/aws/sagemaker/Endpoints"}},
+            )
+        )
+        acknowledge(
+            self.role,
+            Acknowledged(
+                "AwsSolutions-IAM5",
+                "Reads only the objects under the weights prefix (object keys are not known in advance); the "
+                "grant's s3:GetObject*/List* action groups are the read-only set CDK's grantRead uses.",
+                (
+                    "Action::s3:GetObject*",
+                    "Action::s3:GetBucket*",
+                    "Action::s3:List*",
+                    f"Resource::arn:<AWS::Partition>:s3:::{nag_text(weights_bucket_name)}/{weights_prefix}*",
+                ),
+            ),
+            Acknowledged(
+                "AwsSolutions-IAM5",
+                "SageMaker names the endpoint's log groups /aws/sagemaker/Endpoints/<endpoint>, created at run "
+                "time; PutMetricData has no resource-level permission (limited to the SageMaker namespace by "
+                "condition); ecr:GetAuthorizationToken requires Resource '*'.",
+                (
+                    "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:"
+                    "/aws/sagemaker/Endpoints/*",
+                    "Resource::*",
+                ),
+            ),
+        )
+
+        self.model = sagemaker.CfnModel(
+            self,
+            "Model",
+            execution_role_arn=self.role.role_arn,
+            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
+                image=image.uri,
+                mode="SingleModel",
+                model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
+                    s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
+                        s3_uri=f"s3://{weights_bucket_name}/{weights_prefix}",
+                        s3_data_type="S3Prefix",
+                        compression_type="None",
+                    )
+                ),
+                environment={"KOKORO_ENGINE": "torch", "KOKORO_WEIGHTS_DIR": MODEL_DIR, "KOKORO_DEVICE": "cuda"},
+            ),
+        )
+        self.model.node.add_dependency(self.role)
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "EndpointConfig",
+            production_variants=[
+                sagemaker.CfnEndpointConfig.ProductionVariantProperty(
+                    variant_name=VARIANT_NAME,
+                    model_name=self.model.attr_model_name,
+                    initial_instance_count=min_instances,
+                    instance_type=instance_type,
+                    initial_variant_weight=1.0,
+                    container_startup_health_check_timeout_in_seconds=600,
+                    model_data_download_timeout_in_seconds=600,
+                )
+            ],
+        )
+        acknowledge(
+            self.endpoint_config,
+            Acknowledged(
+                "AwsSolutions-SM2",
+                "GPU instance types with local NVMe instance storage (ml.g5, ml.g6) reject a KmsKeyId; their "
+                "instance storage is hardware-encrypted by AWS. The model holds no customer data.",
+            ),
+        )
+        acknowledge(
+            self.model,
+            Acknowledged(
+                "AwsSolutions-SM1",
+                "No VPC: the container needs nothing private, and a VPC would add NAT gateways or endpoints for "
+                "S3/ECR/CloudWatch at a cost larger than the endpoint's own. Network isolation is by IAM.",
+            ),
+        )
+        self.endpoint = sagemaker.CfnEndpoint(
+            self, "Endpoint", endpoint_config_name=self.endpoint_config.attr_endpoint_config_name
+        )
+        self.endpoint_name = self.endpoint.attr_endpoint_name
+        self.endpoint_arn = stack.format_arn(service="sagemaker", resource="endpoint", resource_name=self.endpoint_name)
+
+        self.scaling = autoscaling.ScalableTarget(
+            self,
+            "Scaling",
+            service_namespace=autoscaling.ServiceNamespace.SAGEMAKER,
+            resource_id=f"endpoint/{self.endpoint_name}/variant/{VARIANT_NAME}",
+            scalable_dimension="sagemaker:variant:DesiredInstanceCount",
+            min_capacity=min_instances,
+            max_capacity=max_instances,
+        )
+        self.scaling.node.add_dependency(self.endpoint)
+        self.scaling.scale_to_track_metric(
+            "ConcurrentSessions",
+            target_value=float(sessions_per_instance),
+            predefined_metric=SCALING_METRIC,
+            scale_out_cooldown=Duration.seconds(60),
+            scale_in_cooldown=Duration.minutes(10),
+        )

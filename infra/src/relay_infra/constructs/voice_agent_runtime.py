@@ -1,0 +1,102 @@
+"""The voice agent on Bedrock AgentCore Runtime (the stable ``aws_bedrockagentcore`` L2 constructs).
+
+Its role may stream to the one TTS endpoint (``InvokeEndpointWithBidirectionalStream`` / ``InvokeEndpoint``)
+and call the one configured Bedrock model; the L2 adds what the runtime itself needs (pull its image, write
+its logs and traces).
+"""
+
+from __future__ import annotations
+
+import re
+
+from aws_cdk import Stack
+from aws_cdk import aws_bedrockagentcore as agentcore
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from relay_infra.bedrock_models import is_inference_profile, model_resource_arns
+from relay_infra.nag import Acknowledged, acknowledge
+
+RUNTIME_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$")
+
+
+def runtime_name(environment: str) -> str:
+    """AgentCore runtime names allow letters, digits and underscores only: ``kokoro_relay_<environment>``."""
+    name = "kokoro_relay_" + re.sub(r"[^A-Za-z0-9_]", "_", environment)
+    if not RUNTIME_NAME_PATTERN.match(name):
+        raise ValueError(f"relay:environment gives an invalid AgentCore runtime name {name!r} (max 48 characters)")
+    return name
+
+
+class VoiceAgentRuntime(Construct):
+    """The Strands voice agent container on AgentCore, wired to one TTS endpoint and one Bedrock model."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        artifact: agentcore.AgentRuntimeArtifact,
+        name: str,
+        endpoint_name: str,
+        endpoint_arn: str,
+        model_id: str,
+        voice: str,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        self.runtime = agentcore.Runtime(
+            self,
+            "Runtime",
+            runtime_name=name,
+            agent_runtime_artifact=artifact,
+            description="Kokoro Relay voice agent: speaks each sentence while it is still writing",
+            environment_variables={
+                "VOICE_AGENT_TRANSPORT": "sagemaker",
+                "VOICE_AGENT_SAGEMAKER_ENDPOINT": endpoint_name,
+                "VOICE_AGENT_AWS_REGION": stack.region,
+                "VOICE_AGENT_MODEL": "bedrock",
+                "VOICE_AGENT_MODEL_ID": model_id,
+                "VOICE_AGENT_VOICE": voice,
+            },
+            tracing_enabled=True,
+        )
+        self.runtime.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["sagemaker:InvokeEndpointWithBidirectionalStream", "sagemaker:InvokeEndpoint"],
+                resources=[endpoint_arn],
+            )
+        )
+        self.runtime.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+                resources=model_resource_arns(
+                    model_id, partition=stack.partition, region=stack.region, account=stack.account
+                ),
+            )
+        )
+        wildcards = [
+            "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*",
+            "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/bedrock-agentcore/runtimes/*",
+            "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/bedrock-agentcore/"
+            "runtimes/*:log-stream:*",
+            "Resource::arn:<AWS::Partition>:bedrock-agentcore:<AWS::Region>:<AWS::AccountId>:"
+            "workload-identity-directory/default/workload-identity/*",
+            "Resource::*",
+        ]
+        if is_inference_profile(model_id):
+            wildcards.append(f"Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/{model_id.split('.', 1)[1]}")
+        acknowledge(
+            self.runtime,
+            Acknowledged(
+                "AwsSolutions-IAM5",
+                "The AgentCore L2's baseline for its own runtime: log groups/streams under "
+                "/aws/bedrock-agentcore/runtimes/ are created per runtime and session (logs:DescribeLogGroups "
+                "needs log-group:*); its workload identities are created per agent; X-Ray, "
+                "ecr:GetAuthorizationToken and cloudwatch:PutMetricData (namespace-conditioned) have no "
+                "resource-level permissions. A cross-region inference profile routes to its foundation model in "
+                "any region it chooses.",
+                wildcards,
+            ),
+        )
+        self.runtime_arn = self.runtime.agent_runtime_arn

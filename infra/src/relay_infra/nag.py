@@ -1,0 +1,68 @@
+"""cdk-nag (v3): the AwsSolutions checks on every synth, and the one way this app acknowledges a finding.
+
+cdk-nag 3 runs as a CDK policy-validation plugin: ``app.synth()`` fails when any finding is left
+unacknowledged (and writes ``policy-validation-report.json`` into the cloud assembly). An acknowledgment
+always sits next to the resource it concerns (called where the resource is built) and carries its reason; it
+covers that construct and everything beneath it. Findings that name a detail (IAM5's wildcards) are
+acknowledged one by one: ``AwsSolutions-IAM5[Resource::*]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from aws_cdk import Acknowledgment, App, CfnElement, Stack, Validations
+from cdk_nag import AwsSolutionsChecks
+from constructs import IConstruct
+
+
+@dataclass(frozen=True, slots=True)
+class Acknowledged:
+    """One accepted cdk-nag finding: the rule id, why it is right here, and the details it covers (IAM5
+    wildcards such as ``Resource::*``); no details = the rule as a whole."""
+
+    rule: str
+    reason: str
+    details: Sequence[str] = ()
+
+    def ids(self) -> list[str]:
+        """The finding ids cdk-nag reports: ``Rule`` or ``Rule[detail]`` for each detail."""
+        return [f"{self.rule}[{detail}]" for detail in self.details] or [self.rule]
+
+
+def check_app(app: App) -> None:
+    """Run the AwsSolutions pack over every stack of ``app`` at synth; unacknowledged findings fail the synth."""
+    Validations.of(app).add_plugins(AwsSolutionsChecks(app, verbose=True))
+
+
+def acknowledge(resource: IConstruct, *findings: Acknowledged) -> None:
+    """Acknowledge ``findings`` on ``resource`` and everything beneath it."""
+    Validations.of(resource).acknowledge(
+        *[Acknowledgment(id=finding_id, reason=item.reason) for item in findings for finding_id in item.ids()]
+    )
+
+
+XRAY_WILDCARD = Acknowledged(
+    "AwsSolutions-IAM5",
+    "X-Ray's PutTraceSegments/PutTelemetryRecords have no resource-level permissions: AWS requires Resource '*'.",
+    ("Resource::*",),
+)
+
+
+_PSEUDO_PARAMETER_TOKEN = re.compile(r"\$\{Token\[AWS\.(\w+)\.\d+\]\}")
+
+
+def nag_text(text: str) -> str:
+    """``text`` as cdk-nag prints it in a finding id: pseudo parameters (``Aws.ACCOUNT_ID``) as
+    ``<AWS::AccountId>``."""
+    return _PSEUDO_PARAMETER_TOKEN.sub(lambda match: f"<AWS::{match.group(1)}>", text)
+
+
+def logical_id(construct: IConstruct) -> str:
+    """The CloudFormation logical id of ``construct``'s resource, as cdk-nag prints it in ``<Id.Arn>``."""
+    child = construct.node.default_child if not isinstance(construct, CfnElement) else construct
+    if not isinstance(child, CfnElement):
+        raise TypeError(f"{construct.node.path} has no CloudFormation resource")
+    return Stack.of(construct).get_logical_id(child)

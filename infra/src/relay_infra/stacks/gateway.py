@@ -1,0 +1,209 @@
+"""Gateway: the WebSocket API, its route functions and the asynchronously invoked relay, the two tables, and
+the Cognito user pool whose tokens ``$connect`` accepts.
+
+Each function gets only its own grants (docs/functions.md lists what each needs):
+``execute-api:ManageConnections`` on this API's stage only, ``bedrock-agentcore:InvokeAgentRuntime`` on this
+runtime only (the relay), ``lambda:InvokeFunction`` on the relay only (sendMessage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import aws_apigateway as apigw_v1
+from aws_cdk import aws_bedrockagentcore as agentcore
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from relay_infra.config import RelayConfig
+from relay_infra.constructs.python_function import RelayFunction
+from relay_infra.constructs.relay_tables import RelayTables
+from relay_infra.constructs.user_pool import RelayUserPool
+from relay_infra.constructs.websocket_gateway import STAGE_NAME, WebSocketGateway
+from relay_infra.nag import Acknowledged, acknowledge, logical_id
+
+SERVICE = "relay-gateway"
+HANDLER_MODULE = "relay_functions.gateway.{}.handler"
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayFunctions:
+    """The gateway's functions by role (the dashboard and alarms read them too)."""
+
+    authorizer: RelayFunction
+    connect: RelayFunction
+    disconnect: RelayFunction
+    default: RelayFunction
+    send_message: RelayFunction
+    cancel: RelayFunction
+    resume: RelayFunction
+    relay: RelayFunction
+
+    def all(self) -> list[RelayFunction]:
+        return [
+            self.authorizer,
+            self.connect,
+            self.disconnect,
+            self.default,
+            self.send_message,
+            self.cancel,
+            self.resume,
+            self.relay,
+        ]
+
+
+class GatewayStack(Stack):
+    """The WebSocket front door (routes, authorizer, stage throttling), tables, functions and user pool."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: RelayConfig,
+        code: lambda_.Code,
+        runtime: agentcore.IBedrockAgentRuntime,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        retention = config.log_retention
+        self.tables = RelayTables(self, "Tables")
+        self.users = RelayUserPool(self, "Users")
+        environment = {
+            "CONNECTIONS_TABLE": self.tables.connections.table_name,
+            "TURNS_TABLE": self.tables.turns.table_name,
+            "AGENT_RUNTIME_ARN": runtime.agent_runtime_arn,
+            "AGENT_RUNTIME_QUALIFIER": "DEFAULT",
+            "JWT_ISSUER": self.users.issuer,
+            "JWT_AUDIENCE": self.users.client.user_pool_client_id,
+            "TURNS_PER_MINUTE": str(config.turns_per_minute),
+            "RESUME_WINDOW_S": str(config.resume_window_s),
+            "CONNECTION_TTL_S": str(config.connection_ttl_s),
+        }
+
+        def function(name: str, description: str, **options: Any) -> RelayFunction:
+            return RelayFunction(
+                self,
+                "".join(part.title() for part in name.split("_")),
+                handler=HANDLER_MODULE.format(name),
+                code=code,
+                service=SERVICE,
+                description=description,
+                environment={**environment, **options.pop("environment", {})},
+                log_retention=retention,
+                **options,
+            )
+
+        relay = function(
+            "relay",
+            "Runs one turn: streams the agent's events to the client (invoked asynchronously by sendMessage)",
+            timeout=Duration.seconds(config.relay_timeout_s),
+            memory_mb=512,
+        )
+        relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
+        with_relay = {"RELAY_FUNCTION_NAME": relay.function.function_name}
+        self.functions = GatewayFunctions(
+            authorizer=function("authorizer", "$connect authorizer: validates the Cognito JWT in ?token="),
+            connect=function("connect", "$connect: records the connection and the user's conversation"),
+            disconnect=function("disconnect", "$disconnect: forgets the connection; a detached turn may resume"),
+            default=function("default", "$default: answers an error naming the valid actions"),
+            send_message=function(
+                "send_message",
+                "sendMessage: validates, rate-limits and hands the turn to the relay",
+                environment=with_relay,
+            ),
+            cancel=function("cancel", "cancel: flags the running turn so the relay stops the agent"),
+            resume=function("resume", "resume: moves a detached turn to this connection after a reconnect"),
+            relay=relay,
+        )
+
+        self.gateway = WebSocketGateway(
+            self,
+            "WebSocket",
+            authorizer=self.functions.authorizer.function,
+            connect=self.functions.connect.function,
+            disconnect=self.functions.disconnect.function,
+            default=self.functions.default.function,
+            routes={
+                "sendMessage": self.functions.send_message.function,
+                "cancel": self.functions.cancel.function,
+                "resume": self.functions.resume.function,
+            },
+            rate_limit=config.stage_rate_limit,
+            burst_limit=config.stage_burst_limit,
+            log_retention=retention,
+        )
+        self._grant(runtime)
+        if config.api_gateway_cloudwatch_role:
+            self._account_logging_role()
+
+        CfnOutput(self, "WebSocketUrl", value=self.gateway.url)
+        CfnOutput(self, "UserPoolId", value=self.users.pool.user_pool_id)
+        CfnOutput(self, "UserPoolClientId", value=self.users.client.user_pool_client_id)
+        CfnOutput(self, "JwtIssuer", value=self.users.issuer)
+
+    def _grant(self, runtime: agentcore.IBedrockAgentRuntime) -> None:
+        f, connections, turns = self.functions, self.tables.connections, self.tables.turns
+        connections.grant_read_write_data(f.connect.role)
+        connections.grant_read_write_data(f.disconnect.role)
+        turns.grant_read_write_data(f.disconnect.role)
+        connections.grant_read_write_data(f.send_message.role)
+        turns.grant_read_write_data(f.send_message.role)
+        f.relay.function.grant_invoke(f.send_message.role)
+        for handler in (f.cancel, f.resume, f.relay):
+            connections.grant_read_data(handler.role)
+            turns.grant_read_write_data(handler.role)
+        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
+            self.gateway.grant_manage_connections(handler.role)
+        f.relay.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["bedrock-agentcore:InvokeAgentRuntime"],
+                resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
+            )
+        )
+        acknowledge(
+            f.send_message.role,
+            Acknowledged(
+                "AwsSolutions-IAM5",
+                "lambda:InvokeFunction on the relay function and its versions (CDK's grantInvoke), nothing else.",
+                (f"Resource::<{logical_id(f.relay.function)}.Arn>:*",),
+            ),
+        )
+        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
+            acknowledge(
+                handler.role,
+                Acknowledged(
+                    "AwsSolutions-IAM5",
+                    "@connections/<connection id>: connection ids exist only at run time; the grant names this "
+                    "API and stage only.",
+                    (
+                        f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
+                        f"<{logical_id(self.gateway.api)}>/{STAGE_NAME}/*/@connections/*",
+                    ),
+                ),
+            )
+
+    def _account_logging_role(self) -> None:
+        """API Gateway writes stage access logs only once the account names a CloudWatch role (one per region)."""
+        role = iam.Role(
+            self,
+            "ApiGatewayCloudWatchRole",
+            assumed_by=iam.ServicePrincipal("apigateway.amazonaws.com"),
+            managed_policies=[
+                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AmazonAPIGatewayPushToCloudWatchLogs")
+            ],
+        )
+        acknowledge(
+            role,
+            Acknowledged(
+                "AwsSolutions-IAM4",
+                "AWS's own policy for API Gateway's account-level logging role, which API Gateway documents as "
+                "the way to enable execution and access logs.",
+                ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs",),
+            ),
+        )
+        account = apigw_v1.CfnAccount(self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn)
+        self.gateway.stage.node.add_dependency(account)
