@@ -234,6 +234,23 @@ def test_resume_switches_a_running_turn_to_the_new_connection(
     assert errors(gw) == []  # the relay answers (turn_accepted, then the replay)
 
 
+def test_resume_on_the_same_connection_fills_a_gap(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-gap"})
+    resume.handler(resume_event(gw, "t-gap", 3, CONN), lambda_context)
+    assert errors(gw) == []
+    turn = deps.turns.get("t-gap")
+    assert turn is not None and (turn.connection_id, turn.resume_after_seq, turn.resume_count) == (CONN, 3, 1)
+    # but another turn still cannot take over the connection
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-other"})
+    assert [e["code"] for e in errors(gw)] == ["turn_in_progress"]
+    # and a resend of the running turn's id is refused without releasing the running turn
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-gap"})
+    connection = deps.connections.get(CONN)
+    assert connection is not None and connection.active_turn == "t-gap"
+
+
 def test_resume_refusals(deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str) -> None:
     deps.turns.create("t-theirs", user_id="someone-else", session_id="s" * 40, connection_id="conn-z")
     deps.turns.create("t-done", user_id=USER, session_id="s" * 40, connection_id="conn-z")

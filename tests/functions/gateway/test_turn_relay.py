@@ -334,3 +334,23 @@ def test_a_post_that_keeps_failing_is_skipped_and_stays_resumable(deps: GatewayD
     result = running.join()
     assert seqs(poster.messages("conn-a")) == [0, 2, 1, 2, 3]
     assert result.failed_posts == 1
+
+
+def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw: ModuleType) -> None:
+    def script(stream: Any, payload: AgentPayload) -> None:
+        stream.push(gw.sse(AgentStart(TURN), AgentEnd(TURN)))
+        stream.end()
+
+    agent, poster = gw.FakeAgent(on_open=script), gw.RecordingPoster()
+    first = start_relay(deps, agent, poster)
+    assert first.join().outcome == TurnOutcome.COMPLETED
+    again = TurnRelay(
+        first.relay.request,
+        turns=deps.turns,
+        connections=deps.connections,
+        poster=poster,
+        agent=agent,
+        resume_window_s=5.0,
+    )
+    assert again.run().outcome == TurnOutcome.DUPLICATE
+    assert len(agent.streams) == 1 and len(poster.sent["conn-a"]) == 2

@@ -126,17 +126,20 @@ class ConnectionStore:
             active_turn=attrs.get("active_turn", {}).get("S"),
         )
 
-    def claim_turn(self, connection_id: str, turn_id: str) -> bool:
+    def claim_turn(self, connection_id: str, turn_id: str, *, reclaim: bool = False) -> bool:
         """Mark ``turn_id`` as the connection's running turn; False when another turn already runs on it (or the
-        connection is gone)."""
+        connection is gone). ``reclaim``: also succeed when ``turn_id`` itself already runs there (a resume on the
+        same connection)."""
         now = self._clock.now()
+        same_turn = " OR active_turn = :t" if reclaim else ""
         try:
             self._db.update_item(
                 TableName=self._table,
                 Key={"pk": {"S": _key(connection_id)}},
                 UpdateExpression="SET active_turn = :t, active_turn_expires = :exp",
                 ConditionExpression=(
-                    "attribute_exists(pk) AND (attribute_not_exists(active_turn) OR active_turn_expires < :now)"
+                    "attribute_exists(pk) AND "
+                    f"(attribute_not_exists(active_turn) OR active_turn_expires < :now{same_turn})"
                 ),
                 ExpressionAttributeValues={
                     ":t": {"S": turn_id},

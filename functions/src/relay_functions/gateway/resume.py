@@ -27,7 +27,7 @@ from relay_functions.gateway.route_event import RouteContext, RouteFunction, han
 def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps: GatewayDeps) -> None:
     """Switch the turn to this connection, or raise a rejection (the connection is left as it was)."""
     logger.append_keys(turn_id=message.turn_id)
-    if not deps.connections.claim_turn(ctx.connection_id, message.turn_id):
+    if not deps.connections.claim_turn(ctx.connection_id, message.turn_id, reclaim=True):
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "another turn is running on this connection")
     try:
         deps.turns.resume(

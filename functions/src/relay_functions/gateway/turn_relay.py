@@ -2,6 +2,8 @@
 
 :class:`TurnRelay` (no AWS in it: the turns/connections stores, the poster and the agent are injected) does:
 
+0. It takes the turn record (a conditional write): a repeated asynchronous invocation of the same turn does
+   nothing (outcome ``duplicate``).
 1. ``open_turn`` on the agent (``invoke_agent_runtime``); a failure ends the turn with ``agent_unavailable``.
 2. A reader thread takes the body as it arrives; the relay decodes it with :class:`relay_core.sse.SseDecoder`
    (any chunking), frames every event with :class:`relay_core.client_framing.TurnFramer` (numbered, each under
@@ -28,7 +30,6 @@ the buffer, and the client, seeing the seq gap, can ``resume`` on the same conne
 
 from __future__ import annotations
 
-import logging
 import queue
 import threading
 import time
@@ -44,11 +45,10 @@ from relay_core.sse import SseDecoder, SseEvent
 from relay_functions.gateway.agent_runtime import AgentRuntime, AgentUnavailableError, TurnStream
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import ConnectionStore
+from relay_functions.gateway.observability import logger
 from relay_functions.gateway.posting import ConnectionPoster, PostFailedError
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.turns import Turn, TurnOutcome, TurnStore
-
-logger = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.2
 """How often the relay reads the turn record (cancel, resume, disconnect): bounds their latency."""
@@ -105,7 +105,7 @@ class _Reader:
     def close(self) -> None:
         try:
             self.stream.close()
-        except Exception:  # closing a broken body must not mask why we close it
+        except Exception:  # noqa: BLE001 - closing a broken body must not mask why we close it
             logger.warning("closing the agent stream failed", exc_info=True)
 
 
@@ -150,7 +150,12 @@ class TurnRelay:
     # --- the run ------------------------------------------------------------------------------------------
 
     def run(self) -> RelayResult:
-        """Relay the turn to its end (or until it is abandoned); the record is closed whatever happens."""
+        """Relay the turn to its end (or until it is abandoned); the record is closed whatever happens. A turn
+        that another relay already took is left alone (outcome ``duplicate``)."""
+        if not self._turns.claim_relay(self.request.turn_id):
+            logger.warning("the turn was already taken by a relay (a repeated invocation): nothing to do")
+            self.result.outcome = TurnOutcome.DUPLICATE
+            return self.result
         try:
             self._stream_turn()
             self._linger_for_resume()

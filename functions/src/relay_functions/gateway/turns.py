@@ -46,6 +46,8 @@ class TurnOutcome(StrEnum):
     FAILED = "failed"
     ABANDONED = "abandoned"
     """The client went away and did not resume within the window."""
+    DUPLICATE = "duplicate"
+    """A repeated relay invocation for a turn another relay already runs (never stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +147,16 @@ class TurnStore:
                 "this turn can no longer be resumed (it finished, or you were away too long): send the prompt again",
             )
         return turn
+
+    def claim_relay(self, turn_id: str) -> bool:
+        """Mark the turn as taken by a relay; False if a relay already took it (Lambda may deliver an asynchronous
+        invocation more than once: the duplicate must not run the turn again) or the turn is closed/unknown."""
+        return self._update(
+            turn_id,
+            "SET relay_started_at = :now, updated_at = :now",
+            "attribute_not_exists(relay_started_at) AND #state <> :closed",
+            {":closed": {"S": TurnState.CLOSED.value}},
+        )
 
     def end(self, turn_id: str, *, outcome: TurnOutcome) -> None:
         """The agent's stream is over; the relay may still linger for a detached client."""
