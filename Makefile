@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up bench-gateway test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -24,6 +24,24 @@ demo: setup
 # Keep the local stack running (web client, gateway, functions, agent, TTS) until Ctrl-C.
 up: setup
 	$(UV) run relay up
+
+# ---- AWS deployment (relay_infra; docs/deploy.md). The CDK CLI is pinned in infra/package-lock.json. ----
+CDK := cd infra && CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk
+CDK_CONTEXT ?=
+
+cdk-cli:
+	@cd infra && npm ci --no-audit --no-fund --loglevel=error
+
+synth: setup cdk-cli
+	$(CDK) synth --all --quiet --no-notices $(CDK_CONTEXT)
+
+deploy: setup cdk-cli
+	$(CDK) deploy "KokoroRelay-*-SpeechData" --require-approval never --no-notices $(CDK_CONTEXT)
+	$(UV) run python -m relay_infra.upload_weights $(CDK_CONTEXT)
+	$(CDK) deploy --all --require-approval never --no-notices -c relay:deploymentId=$$(date -u +%Y%m%dT%H%M%SZ) $(CDK_CONTEXT)
+
+destroy: setup cdk-cli
+	$(CDK) destroy --all --force --no-notices $(CDK_CONTEXT)
 
 lint: setup
 	$(UV) run ruff check .
