@@ -33,6 +33,8 @@ MOTO_CONFIG: Final[dict[str, Any]] = {
     "lambda": {"use_docker": False},
 }
 """The ``mock_aws`` configuration the workflows need."""
+POLL_S: Final = 0.1
+"""How often :func:`run_workflow` asks whether the execution has finished."""
 
 
 def function_arn(placeholder: str) -> str:
@@ -148,8 +150,9 @@ def run_workflow(
     deadline = time.monotonic() + timeout_s
     seen = 0
     states: list[str] = []
-    while True:
-        described = sfn.describe_execution(executionArn=execution)
+
+    def follow() -> None:
+        nonlocal seen
         events = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
         for event in events[seen:]:
             entered = event.get("stateEnteredEventDetails")
@@ -158,14 +161,18 @@ def run_workflow(
                 if on_state is not None:
                     on_state(entered["name"])
         seen = len(events)
+
+    while True:
+        described = sfn.describe_execution(executionArn=execution)
         if described["status"] != "RUNNING":
             break
+        if on_state is not None:
+            follow()  # progress as it happens; otherwise read the history once at the end (less work for the executor)
         if time.monotonic() > deadline:
             sfn.stop_execution(executionArn=execution)
-            raise WorkflowTimeoutError(
-                f"the execution did not finish within {timeout_s:.0f} s (states so far: {states})"
-            )
-        time.sleep(0.05)
+            raise WorkflowTimeoutError(f"the execution did not finish within {timeout_s:.0f} s (states: {states})")
+        time.sleep(POLL_S)
+    follow()
     output = described.get("output")
     return WorkflowRun(
         status=described["status"],

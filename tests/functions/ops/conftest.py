@@ -26,7 +26,7 @@ TEST_VALUES: dict[str, str] = {
     "EndpointPollSeconds": "0",
     "EndpointMaxPolls": "3",
     "DeletePollSeconds": "0",
-    "DeleteMaxPolls": "4",
+    "DeleteMaxPolls": "8",
 }
 assert TEST_VALUES.keys() == PLACEHOLDERS.keys()
 

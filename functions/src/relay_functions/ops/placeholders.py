@@ -26,6 +26,7 @@ PLACEHOLDERS: Final[dict[str, str]] = {
     ),
     "CleanupCheckFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_check.handler",
     "CleanupBucketFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_bucket.handler",
+    "CleanupRepositoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_inventory.handler",
     # --- Deployed resources ----------------------------------------------------------------------------------
     "EndpointName": "name of the SageMaker endpoint serving the Kokoro container",
@@ -61,6 +62,7 @@ FUNCTION_HANDLERS: Final[dict[str, str]] = {
     "CleanupAgentRuntimeFunctionArn": "relay_functions.ops.cleanup_agent_runtime.handler",
     "CleanupCheckFunctionArn": "relay_functions.ops.cleanup_check.handler",
     "CleanupBucketFunctionArn": "relay_functions.ops.cleanup_bucket.handler",
+    "CleanupRepositoryFunctionArn": "relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "relay_functions.ops.cleanup_inventory.handler",
 }
 """Function-ARN placeholder -> the handler that function runs (the CDK app creates one function per entry)."""
