@@ -159,7 +159,7 @@ def dockerfile() -> Callable[[Path], DockerInstructions]:
 # Relay stack (owner: local gateway; used by tests/local/test_relay_stack*.py and the web client's browser tests)
 # ---------------------------------------------------------------------------------------------------------
 
-RELAY_TEST_RESUME_WINDOW_S = 3
+RELAY_TEST_RESUME_WINDOW_S = 6
 """The session stack's RESUME_WINDOW_S: short, so that a test can outwait it."""
 
 

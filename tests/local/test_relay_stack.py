@@ -1,0 +1,173 @@
+"""The whole local relay with the REAL gateway functions, the real agent app (speak model) and the real Kokoro
+model: a mobile client's view through the local API Gateway (tests/conftest.py ``relay_stack``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from websockets.exceptions import InvalidStatus
+
+from relay_core import limits
+from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
+from relay_core.client_messages import ClientErrorCode
+from relay_core.client_session import ClientSession, Rejected, TurnEnded, TurnOutcome
+from relay_local.agent_client import collect_turn
+from relay_local.gateway_client import connect_url, open_connection, run_turn
+
+SHORT = "Hello there. The gateway relays every sentence."
+LONG = " ".join(
+    [
+        "This reply is long on purpose, so that it is still speaking when the test interrupts it.",
+        "Every sentence goes to the speech model the moment it is complete.",
+        "The relay numbers each message of the turn, text and audio alike.",
+        "A client that drops its connection can resume from the last message it holds.",
+        "A client that never comes back leaves nobody to speak to, so the turn stops.",
+        "And this is the last sentence of the long reply, which nobody should hear.",
+    ]
+)
+
+
+def _resume_window_s(stack: Any) -> float:
+    return float(stack.env["RESUME_WINDOW_S"])
+
+
+def _refused_status(url: str) -> int:
+    async def attempt() -> int:
+        with pytest.raises(InvalidStatus) as refused:
+            async with websockets.connect(url):
+                pass
+        return refused.value.response.status_code
+
+    return asyncio.run(attempt())
+
+
+def test_the_authorizer_refuses_missing_forged_and_expired_tokens(relay_stack: Any) -> None:
+    gateway = relay_stack.gateway_url
+    assert _refused_status(gateway) == 401
+    assert _refused_status(connect_url(gateway, "not-a-jwt")) == 401
+    assert _refused_status(connect_url(gateway, relay_stack.dev_token("alice", ttl_s=-120))) == 401
+
+
+def test_a_turn_through_the_gateway_speaks_exactly_what_the_agent_speaks(relay_stack: Any) -> None:
+    report = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token("direct-vs-gw"), SHORT))
+    assert report.outcome is TurnOutcome.COMPLETED
+    assert report.text == SHORT
+    assert report.seqs == list(range(len(report.seqs)))
+    assert report.duplicates == 0
+    assert report.largest_message_bytes <= limits.APIGW_FRAME_BYTES
+
+    async def direct() -> Any:
+        async with httpx.AsyncClient() as client:
+            return await collect_turn(client, relay_stack.agent_url, AgentPayload(prompt=SHORT, mode=TurnMode.BIDI))
+
+    alone = asyncio.run(direct())
+    assert isinstance(alone.terminal, AgentEnd)
+    assert len(alone.pcm) > 24_000  # more than half a second of speech
+    assert report.pcm == alone.pcm
+
+
+def test_cancel_mid_turn_ends_it_cancelled(relay_stack: Any) -> None:
+    report = asyncio.run(
+        run_turn(relay_stack.gateway_url, relay_stack.dev_token("canceller"), LONG, cancel_after_first_audio=True)
+    )
+    assert report.outcome is TurnOutcome.CANCELLED
+    assert report.seqs == list(range(len(report.seqs)))
+
+
+def test_a_dropped_connection_resumes_with_nothing_lost_or_repeated(relay_stack: Any) -> None:
+    token = relay_stack.dev_token("dropper")
+    whole = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT))
+    resumed = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT, drop_after=4))
+    assert resumed.reconnects == 1
+    assert resumed.outcome is TurnOutcome.COMPLETED
+    assert resumed.seqs == list(range(len(resumed.seqs)))
+    assert resumed.text == whole.text
+    assert resumed.pcm == whole.pcm
+
+
+async def _start_then_drop(gateway_url: str, token: str, prompt: str, messages: int) -> ClientSession:
+    session = ClientSession(collect_audio=True)
+    websocket = await open_connection(gateway_url, token)
+    await websocket.send(session.send_message(prompt))
+    received = 0
+    while received < messages:
+        session.receive(await asyncio.wait_for(websocket.recv(), 60))
+        received += 1
+    websocket.transport.abort()
+    await websocket.wait_closed()
+    return session
+
+
+def test_resume_after_the_window_is_refused_as_expired(relay_stack: Any) -> None:
+    token = relay_stack.dev_token("late-resumer")
+
+    async def scenario() -> list[Any]:
+        session = await _start_then_drop(relay_stack.gateway_url, token, LONG, messages=3)
+        await asyncio.sleep(_resume_window_s(relay_stack) + 2)  # outwait the resume window, once
+        async with await open_connection(relay_stack.gateway_url, token) as websocket:
+            for message in session.resume_all():
+                await websocket.send(message)
+            events: list[Any] = []
+            while not any(isinstance(e, TurnEnded) for e in events):
+                events += session.receive(await asyncio.wait_for(websocket.recv(), 30))
+            return events
+
+    events = asyncio.run(scenario())
+    rejected = [e for e in events if isinstance(e, Rejected)]
+    assert rejected and rejected[0].code == ClientErrorCode.RESUME_EXPIRED
+    assert [e.outcome for e in events if isinstance(e, TurnEnded)] == [TurnOutcome.EXPIRED]
+
+
+def test_a_client_gone_for_good_stops_the_agent_turn(relay_stack: Any) -> None:
+    assert relay_stack.lambdas.wait_idle(timeout_s=60)
+    started = time.monotonic()
+    asyncio.run(_start_then_drop(relay_stack.gateway_url, relay_stack.dev_token("leaver"), LONG, messages=3))
+    assert relay_stack.lambdas.wait_idle(timeout_s=_resume_window_s(relay_stack) + 30)
+    assert relay_stack.agentcore.open_streams == 0  # the agent's SSE stream (its turn) was closed
+    assert relay_stack.lambdas.failed == 0
+    assert time.monotonic() - started < 60
+
+
+def test_unknown_actions_and_bad_json_get_an_error_and_the_connection_stays(relay_stack: Any) -> None:
+    async def scenario() -> list[dict[str, Any]]:
+        async with await open_connection(relay_stack.gateway_url, relay_stack.dev_token("fumbler")) as websocket:
+            answers = []
+            for message in (json.dumps({"action": "dance"}), "{not json", json.dumps({"prompt": "no action"})):
+                await websocket.send(message)
+                answers.append(json.loads(await asyncio.wait_for(websocket.recv(), 30)))
+            return answers
+
+    answers = asyncio.run(scenario())
+    assert all(a["type"] == "error" and "seq" not in a for a in answers)
+    assert answers[0]["code"] == ClientErrorCode.UNKNOWN_ACTION
+    assert "sendMessage" in answers[0]["message"]
+    assert answers[1]["code"] in (ClientErrorCode.INVALID_JSON, ClientErrorCode.UNKNOWN_ACTION)
+
+
+def test_a_frame_over_32_kb_closes_the_connection_with_1009(relay_stack: Any) -> None:
+    async def scenario() -> int | None:
+        async with await open_connection(relay_stack.gateway_url, relay_stack.dev_token("oversharer")) as websocket:
+            await websocket.send(json.dumps({"action": "sendMessage", "prompt": "x" * limits.APIGW_FRAME_BYTES}))
+            await websocket.wait_closed()
+            return websocket.close_code
+
+    assert asyncio.run(scenario()) == 1009
+
+
+def test_the_web_origin_serves_config_and_proxies_the_agent(relay_stack: Any) -> None:
+    config = httpx.get(f"{relay_stack.web_url}/config.json").json()
+    assert config["gateway_url"] == relay_stack.gateway_url
+    assert config["token"].count(".") == 2
+    assert config["agent_url"] == f"{relay_stack.web_url}/agent"
+    with httpx.stream(
+        "POST", f"{config['agent_url']}/invocations", json={"prompt": "Hi.", "mode": "batch"}, timeout=60
+    ) as answer:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+        body = b"".join(answer.iter_bytes())
+    assert b'"agent_end"' in body
