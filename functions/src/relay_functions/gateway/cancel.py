@@ -17,6 +17,7 @@ from relay_functions.gateway.observability import count, logger, metrics, tracer
 from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
 
 
+@tracer.capture_method
 def cancel_turn(ctx: RouteContext, connection: Connection, message: Cancel, deps: GatewayDeps) -> None:
     """Flag the turn for cancellation, or raise ``unknown_turn``."""
     turn_id = message.turn_id or connection.active_turn

@@ -22,6 +22,7 @@ def authorized_user(raw_event: Mapping[str, Any]) -> str | None:
     return user_id if isinstance(user_id, str) and user_id else None
 
 
+@tracer.capture_method
 def record_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connection | None:
     """Record the connection; None when the event carries no authorized user."""
     user_id = authorized_user(raw_event)

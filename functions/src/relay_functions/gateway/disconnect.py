@@ -15,6 +15,7 @@ from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import count, logger, metrics, tracer
 
 
+@tracer.capture_method
 def forget_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connection | None:
     """Delete the connection's record and detach its running turn; what the connection was (None if unknown)."""
     connection_id = APIGatewayWebSocketEvent(dict(raw_event)).request_context.connection_id

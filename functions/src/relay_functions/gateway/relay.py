@@ -16,6 +16,7 @@ from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
 from relay_functions.gateway.turns import TurnOutcome
 
 
+@tracer.capture_method
 def relay_turn(payload: Mapping[str, Any], deps: GatewayDeps) -> RelayResult:
     """Relay the turn described by ``payload`` (the relay function's invocation payload)."""
     request = RelayRequest.from_json(dict(payload))

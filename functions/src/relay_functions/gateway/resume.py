@@ -24,6 +24,7 @@ from relay_functions.gateway.observability import count, logger, metrics, tracer
 from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
 
 
+@tracer.capture_method
 def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps: GatewayDeps) -> None:
     """Switch the turn to this connection, or raise a rejection (the connection is left as it was)."""
     logger.append_keys(turn_id=message.turn_id)

@@ -26,6 +26,7 @@ from relay_functions.gateway.route_event import RouteContext, RouteFunction, han
 from relay_functions.gateway.turns import TurnOutcome
 
 
+@tracer.capture_method
 def start_turn(ctx: RouteContext, connection: Connection, message: SendMessage, deps: GatewayDeps) -> None:
     """Start ``message``'s turn on the connection, or raise a rejection (nothing is left half-done)."""
     turn_id = message.turn_id or new_turn_id()
@@ -73,6 +74,7 @@ def start_turn(ctx: RouteContext, connection: Connection, message: SendMessage, 
     logger.info("turn handed to the relay")
 
 
+@tracer.capture_method
 def invoke_relay(request: RelayRequest, deps: GatewayDeps) -> None:
     """Invoke the relay function asynchronously with the turn (returns once Lambda has queued it)."""
     deps.lambdas.invoke(
