@@ -1,0 +1,139 @@
+"""Through the whole local relay vs straight to the agent: time to first audio, and 32 concurrent clients.
+
+The local stack (``relay_local.relay_stack.RelayStack``) runs the real path a phone takes: client → local API
+Gateway WebSocket (authorizer, routes) → ``sendMessage`` Lambda → Lambda Invoke (Event) → relay Lambda →
+AgentCore data plane → agent app (offline ``speak`` model, 40 tokens/s) → TTS container app (int8 Kokoro-82M on
+CPU) → back through ``@connections``. "Direct" is the same agent app called over HTTP as ``relay speak`` does.
+Runs are interleaved (direct, gateway, direct, gateway ...) on the same replies so machine noise hits both alike.
+
+1. TTFA, bidi and batch, direct vs gateway: medians, the ratio gateway/direct and the added milliseconds
+   (target: the gateway path adds at most 5 % to time to first audio).
+2. ``--clients`` concurrent clients (distinct users) through the gateway: each turn's PCM must be byte-identical
+   to the same reply run alone; no message over 32 KB; every turn's seqs exactly 0..n-1 (nothing lost or
+   duplicated). Prints the check results and the timings.
+
+Usage: ``uv run python bench/bench_gateway.py [--runs 3] [--clients 32]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+import warnings
+
+import httpx
+from benchlib import REFERENCE_TEXT, print_table
+
+from relay_core import limits
+from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
+from relay_core.client_session import TurnOutcome
+from relay_local.agent_client import collect_turn
+from relay_local.cli import quiet_agentcore_access_log
+from relay_local.gateway_client import TurnReport, run_turn
+from relay_local.relay_stack import RelayStack
+
+CORPUS = (
+    REFERENCE_TEXT,
+    "Sure. Your flight leaves at nine forty from gate twelve. Boarding starts thirty minutes before departure.",
+    "Good question! The short answer is yes. The longer answer depends on how much memory your phone has left.",
+)
+"""Realistic replies (the speak model echoes the prompt as its reply)."""
+
+
+async def direct_ttfa(client: httpx.AsyncClient, agent_url: str, text: str, mode: TurnMode) -> float:
+    result = await collect_turn(client, agent_url, AgentPayload(prompt=text, mode=mode))
+    if not isinstance(result.terminal, AgentEnd) or result.time_to_first_audio_s is None:
+        raise RuntimeError(f"the direct turn failed: {result.terminal}")
+    return result.time_to_first_audio_s
+
+
+async def gateway_turn(stack: RelayStack, user: str, text: str, mode: TurnMode) -> TurnReport:
+    report = await run_turn(stack.gateway_url, stack.dev_token(user), text, mode=mode)
+    if report.outcome is not TurnOutcome.COMPLETED or report.time_to_first_audio_s is None:
+        raise RuntimeError(f"the gateway turn failed: {report.outcome} {report.code} {report.message}")
+    return report
+
+
+async def measure_ttfa(stack: RelayStack, runs: int) -> dict[tuple[str, TurnMode], list[float]]:
+    samples: dict[tuple[str, TurnMode], list[float]] = {}
+    async with httpx.AsyncClient() as client:
+        for run in range(runs):
+            for index, text in enumerate(CORPUS):
+                for mode in (TurnMode.BIDI, TurnMode.BATCH):
+                    direct = await direct_ttfa(client, stack.agent_url, text, mode)
+                    # a fresh user per turn: the per-user rate limit (TURNS_PER_MINUTE) is not what we measure
+                    via = await gateway_turn(stack, f"ttfa-{run}-{index}-{mode}", text, mode)
+                    samples.setdefault(("direct", mode), []).append(direct)
+                    samples.setdefault(("gateway", mode), []).append(via.time_to_first_audio_s or 0.0)
+                    print(
+                        f"  run {run} reply {index} {mode}: direct {direct * 1000:.0f} ms, "
+                        f"gateway {(via.time_to_first_audio_s or 0) * 1000:.0f} ms",
+                        file=sys.stderr,
+                    )
+    return samples
+
+
+async def concurrent_clients(stack: RelayStack, clients: int) -> None:
+    alone = {text: (await gateway_turn(stack, f"alone-{i}", text, TurnMode.BIDI)).pcm for i, text in enumerate(CORPUS)}
+    started = time.perf_counter()
+    texts = [CORPUS[i % len(CORPUS)] for i in range(clients)]
+    reports = await asyncio.gather(
+        *(gateway_turn(stack, f"crowd-{i}", text, TurnMode.BIDI) for i, text in enumerate(texts))
+    )
+    wall = time.perf_counter() - started
+    identical = sum(r.pcm == alone[t] for r, t in zip(reports, texts, strict=True))
+    contiguous = sum(r.seqs == list(range(len(r.seqs))) and r.duplicates == 0 for r in reports)
+    largest = max(r.largest_message_bytes for r in reports)
+    ttfa = [r.time_to_first_audio_s or 0.0 for r in reports]
+    print_table(
+        f"{clients} concurrent clients through the local gateway (bidi)",
+        ["check / figure", "value"],
+        [
+            ["turns completed", f"{len(reports)}/{clients}"],
+            ["PCM identical to the same reply alone", f"{identical}/{clients}"],
+            ["seqs exactly 0..n-1, no duplicate", f"{contiguous}/{clients}"],
+            ["largest message (bytes; quota 32768)", largest],
+            ["messages received in all", sum(r.messages for r in reports)],
+            ["TTFA median (s)", statistics.median(ttfa)],
+            ["TTFA max (s)", max(ttfa)],
+            ["wall time, all turns (s)", wall],
+        ],
+    )
+    ok = identical == clients and contiguous == clients and largest <= limits.APIGW_FRAME_BYTES
+    print(f"\nconcurrency checks: {'PASS' if ok else 'FAIL'}")
+    if not ok:
+        raise SystemExit(1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=3, help="passes over the corpus per mode (default 3)")
+    parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32; 0 = skip)")
+    args = parser.parse_args()
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    quiet_agentcore_access_log()
+    with RelayStack(function_env={"TURNS_PER_MINUTE": "1000"}) as stack:
+        samples = asyncio.run(measure_ttfa(stack, args.runs))
+        rows = []
+        for mode in (TurnMode.BIDI, TurnMode.BATCH):
+            direct = statistics.median(samples[("direct", mode)])
+            via = statistics.median(samples[("gateway", mode)])
+            rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}"])
+        print_table(
+            f"Time to first audio, direct to the agent vs through the local gateway (medians of "
+            f"{args.runs * len(CORPUS)} turns each)",
+            ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)"],
+            rows,
+        )
+        bidi = statistics.median(samples[("gateway", TurnMode.BIDI)])
+        batch = statistics.median(samples[("gateway", TurnMode.BATCH)])
+        print(f"\nthrough the gateway, bidi / batch TTFA: {bidi / batch:.2f}")
+        if args.clients:
+            asyncio.run(concurrent_clients(stack, args.clients))
+
+
+if __name__ == "__main__":
+    main()
