@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from relay_core import limits
 from relay_core.agent_events import (
@@ -354,3 +355,49 @@ def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw
     )
     assert again.run().outcome == TurnOutcome.DUPLICATE
     assert len(agent.streams) == 1 and len(poster.sent["conn-a"]) == 2
+
+
+def test_a_relay_failure_ends_the_turn_with_internal_error_and_cancels_the_agent(
+    deps: GatewayDeps, gw: ModuleType
+) -> None:
+    class BrokenPoster(gw.RecordingPoster):  # type: ignore[misc, name-defined]
+        def post(self, connection_id: str, message: str) -> bool:
+            if '"seq":1' in message:
+                raise RuntimeError("a bug in the relay's surroundings")
+            return bool(super().post(connection_id, message))
+
+    agent, poster = gw.FakeAgent(), BrokenPoster()
+    running = start_relay(deps, agent, poster)
+    assert agent.opened.wait(5)
+    agent.streams[0].push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "x")))
+    result = running.join()
+    messages = poster.messages("conn-a")
+    assert [(m["type"], m["seq"]) for m in messages] == [("agent_start", 0), ("error", 2)]
+    assert messages[-1]["code"] == "internal_error" and "RuntimeError" not in messages[-1]["message"]
+    assert agent.cancels == [(SESSION, TURN)]
+    assert result.outcome == TurnOutcome.FAILED
+    turn = deps.turns.get(TURN)
+    assert turn is not None and turn.state == TurnState.CLOSED
+
+
+def test_a_failed_poll_is_retried_at_the_next_one(
+    deps: GatewayDeps, gw: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+
+    real_get = deps.turns.get
+    failures = {"left": 3}
+
+    def flaky_get(turn_id: str) -> Any:
+        if failures["left"]:
+            failures["left"] -= 1
+            raise ClientError({"Error": {"Code": "ProvisionedThroughputExceededException"}}, "GetItem")
+        return real_get(turn_id)
+
+    agent, poster = gw.FakeAgent(), gw.RecordingPoster()
+    running = start_relay(deps, agent, poster)
+    assert agent.opened.wait(5)
+    monkeypatch.setattr(deps.turns, "get", flaky_get)
+    deps.turns.request_cancel(TURN, user_id=USER)
+    result = running.join()
+    assert failures["left"] == 0 and agent.cancels == [(SESSION, TURN)]
+    assert result.outcome == TurnOutcome.CANCELLED

@@ -36,6 +36,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from relay_core.agent_events import AgentEnd, AgentEvent, AudioChunk, TurnStatus, parse_event
 from relay_core.client_framing import TurnFramer
 from relay_core.client_messages import ClientErrorCode, GatewayError, TurnAccepted, serialize
@@ -159,6 +161,11 @@ class TurnRelay:
         try:
             self._stream_turn()
             self._linger_for_resume()
+        except Exception:  # noqa: BLE001 - logged with its stack; the client gets internal_error, the agent a cancel
+            logger.exception("the relay failed")
+            if not self.framer.finished:
+                self._send_cancel()
+                self._fail(ClientErrorCode.INTERNAL, "the gateway lost this turn: send the message again")
         finally:
             self._close()
         self.result.messages = self.framer.next_seq
@@ -198,7 +205,7 @@ class TurnRelay:
                 return
             now = self._clock.monotonic()
             if now >= next_poll:
-                self._poll()
+                self._poll_tolerantly()
                 next_poll = now + self._poll_s
             if self._abandoned():
                 logger.info("the client did not come back within %.0f s: cancelling the agent turn", self._window_s)
@@ -268,12 +275,22 @@ class TurnRelay:
         if not delivered:
             logger.info("the client's connection is gone; buffering for a resume")
             self.detached_since = self._clock.now()
-            self._turns.mark_detached(self.request.turn_id, connection_id=self.connection_id)
+            try:
+                self._turns.mark_detached(self.request.turn_id, connection_id=self.connection_id)
+            except (ClientError, BotoCoreError) as exc:  # the relay's own clock still bounds the wait
+                logger.warning("recording the detachment failed: %s", type(exc).__name__)
             return False
         self.result.posted += 1
         return True
 
     # --- the turn record ----------------------------------------------------------------------------------
+
+    def _poll_tolerantly(self) -> None:
+        """:meth:`_poll`, where a failed read (DynamoDB throttling or a network blip) only skips this poll."""
+        try:
+            self._poll()
+        except (ClientError, BotoCoreError) as exc:
+            logger.warning("reading the turn record failed; trying again at the next poll: %s", type(exc).__name__)
 
     def _poll(self) -> Turn | None:
         turn = self._turns.get(self.request.turn_id)
@@ -343,7 +360,7 @@ class TurnRelay:
             self._poll()
         while self.detached_since is not None and not self._abandoned():
             self._sleep(self._poll_s)
-            self._poll()
+            self._poll_tolerantly()
 
     def _close(self) -> None:
         """Close the record; if a resume slipped in meanwhile (the write fails), serve it and try again."""
