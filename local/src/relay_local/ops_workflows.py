@@ -138,10 +138,11 @@ def run_workflow(
     *,
     timeout_s: float = 120.0,
     on_state: Callable[[str], None] | None = None,
+    endpoint_url: str | None = None,
 ) -> WorkflowRun:
-    """Create the state machine (inside an active ``mock_aws(config=MOTO_CONFIG)``), run it once, wait for the end.
-    ``on_state`` sees each state name as it is entered (progress output)."""
-    sfn = boto3.client("stepfunctions", region_name=REGION)
+    """Create the state machine (inside an active :func:`local_aws`, or on the :func:`moto_server` at
+    ``endpoint_url``), run it once, wait for the end. ``on_state`` sees each state name as it is entered."""
+    sfn = boto3.client("stepfunctions", region_name=REGION, endpoint_url=endpoint_url)
     name = f"ops-{uuid.uuid4().hex[:12]}"
     arn = sfn.create_state_machine(
         name=name, definition=definition, roleArn=f"arn:aws:iam::{ACCOUNT}:role/relay-ops-workflows"
@@ -192,6 +193,37 @@ def local_aws() -> Iterator[None]:
         yield
 
 
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """moto over HTTP on a free loopback port, executing state machines, for workflows whose tasks must reach
+    real local servers that themselves use boto3 (the relay stack's in-process functions, which an in-process
+    ``mock_aws`` would intercept). Yields the endpoint URL; the Step Functions executor's own AWS calls go there
+    (``MOTO_PORT``), and ``lambda:invoke`` still lands in :class:`InProcessLambdas` (same process)."""
+    import os  # noqa: PLC0415
+
+    from moto.core.config import default_user_config  # noqa: PLC0415
+    from moto.server import ThreadedMotoServer  # noqa: PLC0415
+
+    saved = {"stepfunctions": dict(default_user_config["stepfunctions"]), "lambda": dict(default_user_config["lambda"])}
+    saved_port = os.environ.get("MOTO_PORT")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        os.environ["MOTO_PORT"] = str(port)
+        default_user_config["stepfunctions"]["execute_state_machine"] = True
+        default_user_config["lambda"]["use_docker"] = False
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+        default_user_config["stepfunctions"].update(saved["stepfunctions"])  # type: ignore[typeddict-item]
+        default_user_config["lambda"].update(saved["lambda"])  # type: ignore[typeddict-item]
+        if saved_port is None:
+            os.environ.pop("MOTO_PORT", None)
+        else:
+            os.environ["MOTO_PORT"] = saved_port
+
+
 __all__ = [
     "ACCOUNT",
     "MOTO_CONFIG",
@@ -204,5 +236,6 @@ __all__ = [
     "function_values",
     "load_handler",
     "local_aws",
+    "moto_server",
     "run_workflow",
 ]

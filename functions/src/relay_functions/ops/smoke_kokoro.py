@@ -200,7 +200,17 @@ async def run_kokoro_checks(
 
 
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
-    """Runs the Kokoro checks against ``ENDPOINT_NAME`` (SageMaker) and returns the figures."""
+    """Runs the Kokoro checks against ``ENDPOINT_NAME`` (SageMaker) and returns the figures; with ``SMOKE_TTS_URL``
+    (``ws://host:port/invocations-bidirectional-stream``, local stack and tests) against that container instead."""
+    local_url = os.environ.get("SMOKE_TTS_URL")
+    if local_url:
+        from relay_functions.ops.smoke_local import http_invocations, ws_session  # noqa: PLC0415
+
+        base = local_url.replace("ws://", "http://", 1).replace("wss://", "https://", 1).split("/invocations")[0]
+        return {
+            "check": "kokoro",
+            **asyncio.run(run_kokoro_checks(ws_session(local_url), http_invocations(base))).to_json(),
+        }
     from relay_functions.ops.smoke_aws import sagemaker_invocations, sagemaker_session  # noqa: PLC0415 - AWS only
 
     endpoint = os.environ.get("ENDPOINT_NAME", "")
