@@ -50,7 +50,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         env=env,
         description="Kokoro Relay: Kokoro-82M on a SageMaker AI GPU endpoint",
     )
-    speech.add_dependency(speech_data, "the endpoint loads its weights from the weights-cache bucket")
+    speech.add_stack_dependency(speech_data, "the endpoint loads its weights from the weights-cache bucket")
     agent = AgentStack(
         app,
         f"{prefix}-Agent",
@@ -92,7 +92,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         env=env,
         description="Kokoro Relay: smoke test, dependency audit and cleanup workflows",
     )
-    ops.add_dependency(speech_data, "the cleanup workflow empties the weights-cache bucket")
+    ops.add_stack_dependency(speech_data, "the cleanup workflow empties the weights-cache bucket")
     stacks = RelayStacks(speech_data, speech, agent, gateway, observability, ops)
     for stack in stacks.all():
         tag_everything(stack, config.tags)

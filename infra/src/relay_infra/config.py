@@ -40,10 +40,36 @@ class LambdaBundling(StrEnum):
     """Only the relay_core and relay_functions sources: fast and offline, for template tests. Not deployable."""
 
 
-class Synthesizes(Protocol):
-    """What :meth:`RelayConfig.from_context` needs from a construct node: ``try_get_context``."""
+class ContextReader(Protocol):
+    """What :meth:`RelayConfig.from_context` reads: a construct node, or :class:`ContextValues`."""
 
     def try_get_context(self, key: str) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ContextValues:
+    """Context outside a CDK app: infra/cdk.json's ``context`` overlaid with ``-c key=value`` arguments."""
+
+    values: dict[str, Any]
+
+    def try_get_context(self, key: str) -> Any:
+        return self.values.get(key)
+
+    @classmethod
+    def from_cdk_json(cls, cdk_json: dict[str, Any], arguments: list[str]) -> ContextValues:
+        """``arguments`` like ``["-c", "relay:environment=prod", "--context=relay:voice=jm_kumo"]``."""
+        values = dict(cdk_json.get("context", {}))
+        pending = False
+        for argument in arguments:
+            if argument in ("-c", "--context"):
+                pending = True
+                continue
+            text = argument.removeprefix("--context=") if argument.startswith("--context=") else argument
+            if pending or argument.startswith("--context="):
+                key, _, value = text.partition("=")
+                values[key] = value
+            pending = False
+        return cls(values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +106,10 @@ class RelayConfig:
     relay_timeout_s: int = 900
     """The relay Lambda's timeout: a whole turn, up to Lambda's 15-minute maximum."""
 
+    smoke_user_secret_arn: str | None = None
+    """A Secrets Manager secret ``{"username", "password"}`` of a Cognito test user: the smoke test's gateway check
+    signs in with it (through the smoke-test app client). Absent: the gateway check only verifies that a
+    connection without a token is refused."""
     alarm_email: str | None = None
     """Subscribed to the alerts topic when set."""
     audit_schedule: str = "cron(0 6 * * ? *)"
@@ -131,7 +161,11 @@ class RelayConfig:
     def weights_bucket_name(self) -> str:
         """``<project>-<environment>-weights-<account>-<region>``: named, so the other stacks (and the cleanup
         workflow) address it without a cross-stack export."""
-        return f"{self.project}-{self.environment}-weights-{Aws.ACCOUNT_ID}-{Aws.REGION}"
+        return self.weights_bucket_name_in(Aws.ACCOUNT_ID, Aws.REGION)
+
+    def weights_bucket_name_in(self, account: str, region: str) -> str:
+        """The weights-cache bucket's name in a given account and region."""
+        return f"{self.project}-{self.environment}-weights-{account}-{region}"
 
     @property
     def tags(self) -> dict[str, str]:
@@ -139,7 +173,7 @@ class RelayConfig:
         return {"Project": self.project, "Environment": self.environment, "ManagedBy": "cdk", **self.extra_tags}
 
     @classmethod
-    def from_context(cls, node: Synthesizes) -> RelayConfig:
+    def from_context(cls, node: ContextReader) -> RelayConfig:
         """Read every ``relay:<camelCaseField>`` context value that is set; the rest keep their defaults."""
         values: dict[str, Any] = {}
         for item in fields(cls):

@@ -32,6 +32,7 @@ FUNCTIONS_PACKAGE = "relay-functions"
 SOURCE_TREES = (Path("core/src/relay_core"), Path("functions/src/relay_functions"))
 FORBIDDEN_DISTRIBUTIONS = frozenset({"torch", "onnxruntime", "onnxruntime-gpu", "kokoro"})
 """Never in a function package: the model runtimes belong to the containers only."""
+BUNDLED_LOCK_PATH = "/var/task/uv.lock"
 LAMBDA_PLATFORM = "aarch64-manylinux2014"
 LAMBDA_PYTHON = "3.12"
 
@@ -82,7 +83,9 @@ def check_no_model_runtimes(requirements: list[str]) -> None:
 
 
 def copy_sources(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
-    """Copy relay_core and relay_functions (package data included, caches left out) into ``output_dir``."""
+    """Copy relay_core and relay_functions (package data included, caches left out) into ``output_dir``, and the
+    lock file (the dependency audit's inventory: ``/var/task/uv.lock``, :data:`BUNDLED_LOCK_PATH`)."""
+    shutil.copy2(repo_root / "uv.lock", output_dir / "uv.lock")
     for tree in SOURCE_TREES:
         shutil.copytree(
             repo_root / tree,

@@ -22,6 +22,7 @@ IMAGE_CONTEXT_EXCLUDES = (
     ".hypothesis",
     ".cache",
     "out",
+    "test-output",
     "tests",
     "bench",
     "docs",

@@ -32,6 +32,7 @@ class ImageRef:
 
     uri: str
     repository: ecr.IRepository
+    tag: str
 
 
 def parse_ecr_image_uri(uri: str) -> tuple[str, str, str]:
@@ -44,6 +45,14 @@ def parse_ecr_image_uri(uri: str) -> tuple[str, str, str]:
     return parts[0], parts[3], name
 
 
+def image_tag(uri: str) -> str:
+    """The tag of an image URI (``latest`` when it has none; the digest when pinned by digest)."""
+    rest = uri.partition("/")[2]
+    if "@" in rest:
+        return rest.split("@", 1)[1]
+    return rest.rsplit(":", 1)[1] if ":" in rest else "latest"
+
+
 def image_from_uri(scope: Construct, construct_id: str, uri: str) -> ImageRef:
     """An already pushed ECR image (context ``relay:ttsImageUri`` / ``relay:agentImageUri``)."""
     account, region, name = parse_ecr_image_uri(uri)
@@ -53,7 +62,7 @@ def image_from_uri(scope: Construct, construct_id: str, uri: str) -> ImageRef:
         repository_arn=f"arn:{Stack.of(scope).partition}:ecr:{region}:{account}:repository/{name}",
         repository_name=name,
     )
-    return ImageRef(uri, repository)
+    return ImageRef(uri, repository, image_tag(uri))
 
 
 def image_from_dockerfile(
@@ -68,7 +77,7 @@ def image_from_dockerfile(
         platform=platform,
         exclude=list(IMAGE_CONTEXT_EXCLUDES),
     )
-    return ImageRef(asset.image_uri, asset.repository)
+    return ImageRef(asset.image_uri, asset.repository, asset.image_tag)
 
 
 class TtsEndpoint(Construct):

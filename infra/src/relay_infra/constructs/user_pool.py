@@ -61,5 +61,17 @@ class RelayUserPool(Construct):
             refresh_token_validity=Duration.days(30),
             prevent_user_existence_errors=True,
         )
+        self.smoke_test_client = self.pool.add_client(
+            "SmokeTestClient",
+            generate_secret=False,
+            auth_flows=cognito.AuthFlow(user_password=True),
+            id_token_validity=Duration.minutes(15),
+            access_token_validity=Duration.minutes(15),
+            refresh_token_validity=Duration.hours(1),
+            prevent_user_existence_errors=True,
+        )
+        """Signs the smoke test's user in with USER_PASSWORD_AUTH (a Lambda cannot run SRP's browser flow);
+        the app client keeps SRP only."""
+        self.audiences = [self.client.user_pool_client_id, self.smoke_test_client.user_pool_client_id]
         self.issuer = self.pool.user_pool_provider_url
         """``https://cognito-idp.<region>.amazonaws.com/<pool id>``: the JWTs' ``iss``."""

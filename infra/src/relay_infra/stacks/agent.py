@@ -10,6 +10,7 @@ from aws_cdk import aws_ecr_assets as ecr_assets
 from constructs import Construct
 
 from relay_infra.config import RelayConfig
+from relay_infra.constructs.tts_endpoint import image_tag
 from relay_infra.constructs.voice_agent_runtime import VoiceAgentRuntime, runtime_name
 from relay_infra.paths import AGENT_DOCKERFILE, IMAGE_CONTEXT_EXCLUDES, REPO_ROOT
 
@@ -28,6 +29,8 @@ class AgentStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        self.image_tag = image_tag(config.agent_image_uri) if config.agent_image_uri else None
+        """The pushed image's tag (``relay:agentImageUri``); None when the image is built as an asset."""
         artifact = (
             agentcore.AgentRuntimeArtifact.from_image_uri(config.agent_image_uri)
             if config.agent_image_uri

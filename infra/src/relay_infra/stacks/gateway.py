@@ -78,7 +78,7 @@ class GatewayStack(Stack):
             "AGENT_RUNTIME_ARN": runtime.agent_runtime_arn,
             "AGENT_RUNTIME_QUALIFIER": "DEFAULT",
             "JWT_ISSUER": self.users.issuer,
-            "JWT_AUDIENCE": self.users.client.user_pool_client_id,
+            "JWT_AUDIENCE": ",".join(self.users.audiences),
             "TURNS_PER_MINUTE": str(config.turns_per_minute),
             "RESUME_WINDOW_S": str(config.resume_window_s),
             "CONNECTION_TTL_S": str(config.connection_ttl_s),

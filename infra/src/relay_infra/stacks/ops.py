@@ -27,6 +27,7 @@ from relay_infra.config import RelayConfig
 from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.secure_bucket import SecureBucket
 from relay_infra.constructs.workflow import Workflow
+from relay_infra.lambda_code import BUNDLED_LOCK_PATH
 from relay_infra.nag import Acknowledged, acknowledge, logical_id, nag_text
 from relay_infra.paths import STATEMACHINES_DIR
 from relay_infra.stacks.agent import AgentStack
@@ -77,18 +78,24 @@ class OpsStack(Stack):
         self._runtime_arns = [runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"]
         self._weights_bucket = weights_bucket
         self._repository = tts.image.repository
+        self._smoke_secret_arn = config.smoke_user_secret_arn
         environment = {
             "ENDPOINT_NAME": tts.endpoint_name,
             "AGENT_RUNTIME_ARN": runtime.agent_runtime_arn,
             "AGENT_RUNTIME_ID": runtime.agent_runtime_id,
             "GATEWAY_URL": gateway.gateway.url,
             "USER_POOL_ID": gateway.users.pool.user_pool_id,
-            "USER_POOL_CLIENT_ID": gateway.users.client.user_pool_client_id,
+            "USER_POOL_CLIENT_ID": gateway.users.smoke_test_client.user_pool_client_id,
             "WEIGHTS_BUCKET": weights_bucket.bucket_name,
             "REPORTS_BUCKET": self.reports.bucket_name,
             "ALERTS_TOPIC_ARN": alerts.topic_arn,
             "PROJECT_TAG": config.project,
+            "AUDIT_LOCK_PATH": BUNDLED_LOCK_PATH,
+            "AUDIT_ECR_REPOSITORY": tts.image.repository.repository_name,
+            "AUDIT_ECR_TAGS": ",".join(sorted({tts.image.tag, agent.image_tag or tts.image.tag})),
         }
+        if config.smoke_user_secret_arn:
+            environment["SMOKE_USER_SECRET_ARN"] = config.smoke_user_secret_arn
         self.functions: dict[str, RelayFunction] = {}
         for placeholder, handler in placeholders.FUNCTION_HANDLERS.items():
             name = _task_name(handler)
@@ -224,6 +231,22 @@ class OpsStack(Stack):
                     resources=[self._weights_bucket.arn_for_objects("*")],
                 )
             )
+        elif name == "smoke_gateway" and self._smoke_secret_arn:
+            role.add_to_policy(
+                iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self._smoke_secret_arn])
+            )
+        elif name == "cleanup_repository":
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=[
+                        "ecr:DeleteRepository",
+                        "ecr:BatchDeleteImage",
+                        "ecr:DescribeRepositories",
+                        "ecr:ListImages",
+                    ],
+                    resources=[self._repository.repository_arn],
+                )
+            )
         elif name == "cleanup_inventory":
             role.add_to_policy(iam.PolicyStatement(actions=["tag:GetResources"], resources=["*"]))
         elif name == "audit_scan":
@@ -319,6 +342,22 @@ class OpsStack(Stack):
             install_latest_aws_sdk=False,
         )
         trigger.node.add_dependency(flow.state_machine)
+        provider = self.node.try_find_child("AWS" + cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace("-", ""))
+        if provider is not None:
+            acknowledge(
+                provider,
+                Acknowledged(
+                    "AwsSolutions-IAM4",
+                    "CDK's AwsCustomResource provider (one per stack, runs once per deployment) writes its logs "
+                    "through AWS's basic execution policy; its only other permission is states:StartExecution on "
+                    "the smoke-test state machine.",
+                    ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",),
+                ),
+                Acknowledged(
+                    "AwsSolutions-L1",
+                    "The AwsCustomResource provider's Node.js runtime is chosen by aws-cdk-lib, not by this app.",
+                ),
+            )
 
 
 def _task_name(handler: str) -> str:

@@ -1,0 +1,55 @@
+"""Fixtures of the CDK template tests: the whole app synthesized ONCE per session (jsii is slow).
+
+The app is built with ``relay:lambdaBundling=sources`` (the functions' sources only: offline, fast); every
+other setting is the deployment default, so the templates are those ``make synth`` produces.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+class SynthesizedApp:
+    """The synthesized app: its stacks and each stack's CloudFormation template (as a dict)."""
+
+    def __init__(self, stacks: Any, templates: dict[str, dict[str, Any]], outdir: Path) -> None:
+        self.stacks = stacks
+        self.templates = templates
+        self.outdir = outdir
+
+    def template(self, part: str) -> dict[str, Any]:
+        """The template of the stack whose name ends with ``-<part>`` (e.g. ``"Gateway"``)."""
+        return self.templates[part]
+
+    def assertions(self, part: str) -> Any:
+        from aws_cdk.assertions import Template  # noqa: PLC0415
+
+        return Template.from_stack(getattr(self.stacks, _attribute(part)))
+
+    def resources(self, part: str, resource_type: str) -> list[dict[str, Any]]:
+        """Every resource of ``resource_type`` in ``part``'s template."""
+        return [r for r in self.template(part)["Resources"].values() if r["Type"] == resource_type]
+
+
+def _attribute(part: str) -> str:
+    return {"SpeechData": "speech_data"}.get(part, part.lower())
+
+
+@pytest.fixture(scope="session")
+def relay_app(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
+    from aws_cdk import App  # noqa: PLC0415
+    from aws_cdk.assertions import Template  # noqa: PLC0415
+
+    from relay_infra.app import build_app  # noqa: PLC0415
+    from relay_infra.config import LambdaBundling, RelayConfig  # noqa: PLC0415
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app, stacks = build_app(RelayConfig(lambda_bundling=LambdaBundling.SOURCES), app=App(outdir=str(outdir)))
+    app.synth()  # raises if cdk-nag leaves any finding unacknowledged
+    templates = {
+        stack.stack_name.rsplit("-", 1)[1]: dict(Template.from_stack(stack).to_json()) for stack in stacks.all()
+    }
+    return SynthesizedApp(stacks, templates, outdir)

@@ -1,0 +1,65 @@
+"""RelayConfig: context keys, their coercion, and the checks that stop a bad deployment at synth."""
+
+from __future__ import annotations
+
+import pytest
+
+from relay_infra.config import ConfigError, ContextValues, LambdaBundling, RelayConfig
+
+
+def test_defaults_are_the_documented_deployment() -> None:
+    config = RelayConfig()
+    assert config.tts_instance_type == "ml.g5.xlarge"
+    assert (config.tts_min_instances, config.tts_max_instances) == (1, 4)
+    assert config.lambda_bundling is LambdaBundling.FULL
+    assert config.stack_prefix == "KokoroRelay-dev"
+    assert config.tags["Project"] == "kokoro-relay"
+
+
+def test_context_values_override_defaults_and_are_coerced() -> None:
+    context = ContextValues(
+        {
+            "relay:ttsInstanceType": "ml.g6.xlarge",
+            "relay:ttsMaxInstances": "8",
+            "relay:apiGatewayCloudwatchRole": "false",
+            "relay:lambdaBundling": "sources",
+            "relay:alarmEmail": "ops@example.com",
+            "relay:extraTags": {"CostCenter": 42},
+        }
+    )
+    config = RelayConfig.from_context(context)
+    assert config.tts_instance_type == "ml.g6.xlarge"
+    assert config.tts_max_instances == 8
+    assert config.api_gateway_cloudwatch_role is False
+    assert config.lambda_bundling is LambdaBundling.SOURCES
+    assert config.alarm_email == "ops@example.com"
+    assert config.tags["CostCenter"] == "42"
+
+
+def test_cdk_json_and_command_line_context_overlay() -> None:
+    context = ContextValues.from_cdk_json(
+        {"context": {"relay:environment": "dev", "relay:voice": "jf_alpha"}},
+        ["-c", "relay:environment=prod", "--context=relay:voice=jm_kumo", "--other"],
+    )
+    config = RelayConfig.from_context(context)
+    assert (config.environment, config.voice) == ("prod", "jm_kumo")
+    assert (
+        config.weights_bucket_name_in("123456789012", "eu-west-1") == "kokoro-relay-prod-weights-123456789012-eu-west-1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "named"),
+    [
+        ({"relay:ttsMinInstances": 5, "relay:ttsMaxInstances": 2}, "relay:ttsMaxInstances"),
+        ({"relay:ttsMaxInstances": "many"}, "relay:ttsMaxInstances"),
+        ({"relay:ttsInstanceType": "g5.xlarge"}, "relay:ttsInstanceType"),
+        ({"relay:weightsPrefix": "/weights"}, "relay:weightsPrefix"),
+        ({"relay:relayTimeoutS": 3600}, "relay:relayTimeoutS"),
+        ({"relay:logRetentionDays": 31}, "relay:logRetentionDays"),
+        ({"relay:lambdaBundling": "docker"}, "relay:lambdaBundling"),
+    ],
+)
+def test_invalid_context_is_refused_naming_the_key(values: dict[str, object], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        RelayConfig.from_context(ContextValues(values))

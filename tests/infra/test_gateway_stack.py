@@ -1,0 +1,120 @@
+"""Gateway stack: routes and authorizer, stage throttling, tables, functions and their narrow grants."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aws_cdk.assertions import Match
+from tests.infra.iam_statements import actions_of, as_list, granting, rendered, statements_of_handler
+
+if TYPE_CHECKING:
+    from tests.infra.conftest import SynthesizedApp
+
+HANDLERS = ("authorizer", "connect", "disconnect", "default", "send_message", "cancel", "resume", "relay")
+
+
+def test_routes_select_on_action_and_only_connect_is_authorized(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("Gateway")
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Api",
+        {"ProtocolType": "WEBSOCKET", "RouteSelectionExpression": "$request.body.action"},
+    )
+    routes = {
+        r["Properties"]["RouteKey"]: r["Properties"] for r in relay_app.resources("Gateway", "AWS::ApiGatewayV2::Route")
+    }
+    assert set(routes) == {"$connect", "$disconnect", "$default", "sendMessage", "cancel", "resume"}
+    assert routes["$connect"]["AuthorizationType"] == "CUSTOM"
+    assert all(routes[key].get("AuthorizationType", "NONE") == "NONE" for key in routes if key != "$connect")
+    template.has_resource_properties(
+        "AWS::ApiGatewayV2::Authorizer",
+        {"AuthorizerType": "REQUEST", "IdentitySource": ["route.request.querystring.token"]},
+    )
+
+
+def test_stage_is_throttled_and_logged(relay_app: SynthesizedApp) -> None:
+    relay_app.assertions("Gateway").has_resource_properties(
+        "AWS::ApiGatewayV2::Stage",
+        {
+            "StageName": "live",
+            "AutoDeploy": True,
+            "DefaultRouteSettings": Match.object_like({"ThrottlingRateLimit": 100, "ThrottlingBurstLimit": 200}),
+            "AccessLogSettings": Match.object_like({"DestinationArn": Match.any_value()}),
+        },
+    )
+
+
+def test_tables_have_ttl_pitr_and_encryption(relay_app: SynthesizedApp) -> None:
+    tables = relay_app.resources("Gateway", "AWS::DynamoDB::Table")
+    assert len(tables) == 2
+    for table in tables:
+        props = table["Properties"]
+        assert props["KeySchema"] == [{"AttributeName": "pk", "KeyType": "HASH"}]
+        assert props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+        assert props["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+        assert props["SSESpecification"]["SSEEnabled"] is True
+
+
+def test_every_handler_is_an_arm64_python_function_with_powertools(relay_app: SynthesizedApp) -> None:
+    functions = {
+        f["Properties"]["Handler"]: f["Properties"] for f in relay_app.resources("Gateway", "AWS::Lambda::Function")
+    }
+    assert set(functions) == {f"relay_functions.gateway.{name}.handler" for name in HANDLERS}
+    for props in functions.values():
+        assert props["Runtime"] == "python3.12"
+        assert props["Architectures"] == ["arm64"]
+        assert props["TracingConfig"] == {"Mode": "Active"}
+        env = props["Environment"]["Variables"]
+        assert env["POWERTOOLS_METRICS_NAMESPACE"] == "KokoroRelay"
+        assert {"CONNECTIONS_TABLE", "TURNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "AGENT_RUNTIME_ARN"} <= set(env)
+    relay = functions["relay_functions.gateway.relay.handler"]
+    assert relay["Timeout"] == 900
+    assert (
+        "RELAY_FUNCTION_NAME" in functions["relay_functions.gateway.send_message.handler"]["Environment"]["Variables"]
+    )
+
+
+def test_relay_is_invoked_asynchronously_without_retries(relay_app: SynthesizedApp) -> None:
+    relay_app.assertions("Gateway").has_resource_properties(
+        "AWS::Lambda::EventInvokeConfig", {"MaximumRetryAttempts": 0, "Qualifier": "$LATEST"}
+    )
+
+
+def test_grants_are_scoped_to_this_api_runtime_and_relay(relay_app: SynthesizedApp) -> None:
+    template = relay_app.template("Gateway")
+    manage = granting(template, "execute-api:ManageConnections")
+    assert manage
+    for statement in manage:
+        assert "/live/*/@connections/*" in rendered(statement["Resource"])
+
+    by_handler = {name: statements_of_handler(template, f"relay_functions.gateway.{name}.handler") for name in HANDLERS}
+    holders = {
+        name for name, found in by_handler.items() if "bedrock-agentcore:InvokeAgentRuntime" in actions_of(found)
+    }
+    assert holders == {"relay"}
+    (invoke_agent,) = [s for s in by_handler["relay"] if "bedrock-agentcore:InvokeAgentRuntime" in as_list(s["Action"])]
+    assert "*" not in rendered(invoke_agent["Resource"])
+
+    holders = {name for name, found in by_handler.items() if "lambda:InvokeFunction" in actions_of(found)}
+    assert holders == {"send_message"}
+    (invoke,) = [s for s in by_handler["send_message"] if "lambda:InvokeFunction" in as_list(s["Action"])]
+    assert all("Fn::GetAtt" in rendered(r) for r in as_list(invoke["Resource"]))
+
+    assert not actions_of(by_handler["authorizer"]) - {
+        "logs:CreateLogStream",
+        "logs:PutLogEvents",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+    }
+    assert "execute-api:ManageConnections" not in actions_of(by_handler["connect"])
+
+
+def test_user_pool_and_outputs(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("Gateway")
+    template.has_resource_properties(
+        "AWS::Cognito::UserPool",
+        {"AdminCreateUserConfig": {"AllowAdminCreateUserOnly": True}, "MfaConfiguration": "OPTIONAL"},
+    )
+    template.has_resource_properties("AWS::Cognito::UserPoolClient", {"GenerateSecret": False})
+    outputs = relay_app.template("Gateway")["Outputs"]
+    assert {"WebSocketUrl", "UserPoolId", "UserPoolClientId"} <= set(outputs)
+    assert "wss://" in rendered(outputs["WebSocketUrl"]["Value"])

@@ -1,0 +1,119 @@
+"""Ops stack: every workflow from statemachines/ fully substituted, its task functions, grants and schedules."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aws_cdk.assertions import Match
+from tests.infra.iam_statements import as_list, rendered
+
+from relay_functions.ops import placeholders
+from relay_infra.paths import STATEMACHINES_DIR
+from relay_infra.state_machine_definitions import SdkCall, sdk_calls
+
+if TYPE_CHECKING:
+    from tests.infra.conftest import SynthesizedApp
+
+WORKFLOWS = [name for name, file in placeholders.STATE_MACHINES.items() if (STATEMACHINES_DIR / file).is_file()]
+
+
+def _definition(machine: dict[str, Any]) -> str:
+    """The definition CloudFormation will create: DefinitionString with DefinitionSubstitutions applied."""
+    definition = machine["Properties"]["DefinitionString"]
+    text = definition if isinstance(definition, str) else json.dumps(definition)
+    for name, value in machine["Properties"].get("DefinitionSubstitutions", {}).items():
+        text = text.replace("${" + name + "}", value if isinstance(value, str) else "<" + rendered(value) + ">")
+    return text
+
+
+def test_every_definition_is_deployed_with_every_placeholder_substituted(relay_app: SynthesizedApp) -> None:
+    machines = relay_app.resources("Ops", "AWS::StepFunctions::StateMachine")
+    assert len(machines) == len(WORKFLOWS) >= 2
+    for machine in machines:
+        text = _definition(machine)
+        assert not placeholders.PLACEHOLDER_PATTERN.search(text), placeholders.placeholders_in(text)
+        assert machine["Properties"]["TracingConfiguration"] == {"Enabled": True}
+        assert machine["Properties"]["LoggingConfiguration"]["Level"] == "ALL"
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS)
+def test_substitutions_cover_exactly_the_placeholders_used(relay_app: SynthesizedApp, workflow: str) -> None:
+    used = placeholders.placeholders_in(placeholders.definition_path(workflow).read_text())
+    comments = [
+        m
+        for m in relay_app.resources("Ops", "AWS::StepFunctions::StateMachine")
+        if f"statemachines/{placeholders.STATE_MACHINES[workflow]}" in rendered(m["Properties"]["DefinitionString"])
+        or set(m["Properties"].get("DefinitionSubstitutions", {})) == used
+    ]
+    assert comments
+    assert set(comments[0]["Properties"]["DefinitionSubstitutions"]) == used
+    timing = {
+        k: v
+        for k, v in comments[0]["Properties"]["DefinitionSubstitutions"].items()
+        if k in placeholders.PRODUCTION_TIMING
+    }
+    assert timing == {k: placeholders.PRODUCTION_TIMING[k] for k in timing}
+
+
+def test_one_arm64_function_per_task_handler(relay_app: SynthesizedApp) -> None:
+    handlers = {
+        f["Properties"]["Handler"]: f["Properties"]
+        for f in relay_app.resources("Ops", "AWS::Lambda::Function")
+        if f["Properties"]["Handler"].startswith("relay_functions.")
+    }
+    assert set(handlers) == set(placeholders.FUNCTION_HANDLERS.values())
+    for props in handlers.values():
+        assert (props["Runtime"], props["Architectures"]) == ("python3.12", ["arm64"])
+
+
+def test_state_machines_get_exactly_their_sdk_integrations(relay_app: SynthesizedApp) -> None:
+    for machine in relay_app.resources("Ops", "AWS::StepFunctions::StateMachine"):
+        role_id = machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]
+        granted = {
+            action
+            for policy in relay_app.resources("Ops", "AWS::IAM::Policy")
+            if {"Ref": role_id} in policy["Properties"]["Roles"]
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+            for action in as_list(statement["Action"])
+        }
+        raw = machine["Properties"]["DefinitionString"]
+        assert isinstance(raw, str)  # placeholders sit inside JSON strings: the raw definition is valid JSON
+        for call in sdk_calls(raw):
+            assert call.iam_action in granted
+
+
+def test_sdk_call_names_map_to_iam_actions() -> None:
+    assert SdkCall("sagemaker", "deleteEndpoint").iam_action == "sagemaker:DeleteEndpoint"
+    assert SdkCall("s3", "putObject").iam_action == "s3:PutObject"
+    assert sdk_calls(
+        json.dumps({"States": {"A": {"Type": "Task", "Resource": "arn:aws:states:::aws-sdk:ecr:deleteRepository"}}})
+    ) == {SdkCall("ecr", "deleteRepository")}
+
+
+def test_daily_audit_schedule_and_post_deployment_smoke_test(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("Ops")
+    if "dependency_audit" in WORKFLOWS:
+        template.has_resource_properties(
+            "AWS::Scheduler::Schedule",
+            {
+                "ScheduleExpression": "cron(0 6 * * ? *)",
+                "State": "ENABLED",
+                "Target": Match.object_like({"Arn": Match.any_value()}),
+            },
+        )
+    if "smoke_test" in WORKFLOWS:
+        (trigger,) = relay_app.resources("Ops", "Custom::AWS")
+        assert '\\"action\\":\\"startExecution\\"' in rendered(trigger["Properties"]["Create"])
+        assert rendered(trigger["Properties"]["Create"]) == rendered(trigger["Properties"]["Update"])
+
+
+def test_reports_bucket_is_private_and_versioned(relay_app: SynthesizedApp) -> None:
+    relay_app.assertions("Ops").has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "VersioningConfiguration": {"Status": "Enabled"},
+            "PublicAccessBlockConfiguration": Match.object_like({"BlockPublicAcls": True}),
+        },
+    )

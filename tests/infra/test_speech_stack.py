@@ -1,0 +1,111 @@
+"""Speech stacks: the weights-cache bucket, the GPU endpoint, its role and its session-based autoscaling."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from aws_cdk.assertions import Match
+
+if TYPE_CHECKING:
+    from tests.infra.conftest import SynthesizedApp
+
+
+def test_weights_bucket_is_versioned_encrypted_private_and_tls_only(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("SpeechData")
+    template.has_resource_properties(
+        "AWS::S3::Bucket",
+        {
+            "BucketName": Match.object_like({"Fn::Join": Match.any_value()}),
+            "VersioningConfiguration": {"Status": "Enabled"},
+            "BucketEncryption": Match.object_like({"ServerSideEncryptionConfiguration": Match.any_value()}),
+            "PublicAccessBlockConfiguration": {
+                "BlockPublicAcls": True,
+                "BlockPublicPolicy": True,
+                "IgnorePublicAcls": True,
+                "RestrictPublicBuckets": True,
+            },
+            "LoggingConfiguration": Match.object_like({"LogFilePrefix": "weights-cache/"}),
+        },
+    )
+    policies = relay_app.resources("SpeechData", "AWS::S3::BucketPolicy")
+    denies = [
+        s
+        for p in policies
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+    ]
+    assert len(denies) == len(relay_app.resources("SpeechData", "AWS::S3::Bucket"))
+
+
+def test_endpoint_runs_the_configured_gpu_instance_with_weights_from_s3(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("Speech")
+    template.has_resource_properties(
+        "AWS::SageMaker::EndpointConfig",
+        {"ProductionVariants": [Match.object_like({"InstanceType": "ml.g5.xlarge", "InitialInstanceCount": 1})]},
+    )
+    template.has_resource_properties(
+        "AWS::SageMaker::Model",
+        {
+            "PrimaryContainer": Match.object_like(
+                {
+                    "ModelDataSource": {
+                        "S3DataSource": Match.object_like({"S3DataType": "S3Prefix", "CompressionType": "None"})
+                    },
+                    "Environment": Match.object_like({"KOKORO_ENGINE": "torch", "KOKORO_WEIGHTS_DIR": "/opt/ml/model"}),
+                }
+            )
+        },
+    )
+    template.resource_count_is("AWS::SageMaker::Endpoint", 1)
+
+
+def test_autoscaling_tracks_concurrent_sessions_not_cpu(relay_app: SynthesizedApp) -> None:
+    template = relay_app.assertions("Speech")
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalableTarget",
+        {
+            "MinCapacity": 1,
+            "MaxCapacity": 4,
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            "ServiceNamespace": "sagemaker",
+        },
+    )
+    template.has_resource_properties(
+        "AWS::ApplicationAutoScaling::ScalingPolicy",
+        {
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": Match.object_like(
+                {
+                    "TargetValue": 24,
+                    "PredefinedMetricSpecification": {
+                        "PredefinedMetricType": "SageMakerVariantConcurrentRequestsPerModelHighResolution"
+                    },
+                }
+            ),
+        },
+    )
+    assert "CPU" not in json.dumps(relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"))
+
+
+def test_execution_role_reads_only_its_weights_prefix(relay_app: SynthesizedApp) -> None:
+    statements = [
+        s
+        for p in relay_app.resources("Speech", "AWS::IAM::Policy")
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    s3_statements = [s for s in statements if any(a.startswith("s3:") for a in _list(s["Action"]))]
+    assert s3_statements
+    for statement in s3_statements:
+        assert all(not a.startswith(("s3:Put", "s3:Delete")) for a in _list(statement["Action"]))
+        rendered = json.dumps(statement["Resource"])
+        assert "-weights-" in rendered
+        object_resources = [r for r in _list(statement["Resource"]) if "/" in json.dumps(r)]
+        assert all("/kokoro-82m/*" in json.dumps(r) for r in object_resources)
+    ecr = [s for s in statements if "ecr:BatchGetImage" in _list(s["Action"])]
+    assert ecr
+    assert all(s["Resource"] != "*" for s in ecr)
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
