@@ -66,6 +66,76 @@ def function_values() -> dict[str, str]:
     return {p: function_arn(p) for p in FUNCTION_HANDLERS}
 
 
+LOCAL_NAMES: Final[dict[str, str]] = {
+    "EndpointName": "kokoro-relay-tts",
+    "EndpointConfigName": "kokoro-relay-tts-config",
+    "ModelName": "kokoro-relay-tts-model",
+    "AgentRuntimeId": "kokoro_relay_agent-AbCdEf1234",
+    "WeightsBucketName": "kokoro-relay-weights-local",
+    "EcrRepositoryName": "kokoro-relay",
+    "AuditReportBucketName": "kokoro-relay-audit-local",
+    "AuditTopicArn": f"arn:aws:sns:{REGION}:{ACCOUNT}:kokoro-relay-audit",
+}
+"""Resource names of a deployment simulated in moto (the local runs and the tests)."""
+LOCAL_TIMING: Final[dict[str, str]] = {
+    "EndpointPollSeconds": "0",
+    "EndpointMaxPolls": "3",
+    "DeletePollSeconds": "0",
+    "DeleteMaxPolls": "8",
+}
+PROJECT_TAGS: Final[Any] = [{"Key": "Project", "Value": "kokoro-relay"}]
+LOCAL_INSTANCE_TYPE: Final = "ml.g4dn.xlarge"
+"""moto rejects the production ml.g5.xlarge (the CDK configuration's default); the workflows never look at it."""
+_MANIFEST_TYPE: Final = "application/vnd.docker.distribution.manifest.v2+json"
+
+
+def local_values() -> dict[str, str]:
+    """A value for every placeholder: local function ARNs, :data:`LOCAL_NAMES`, :data:`LOCAL_TIMING`."""
+    return {**function_values(), **LOCAL_NAMES, **LOCAL_TIMING}
+
+
+def seed_deployment(names: dict[str, str] = LOCAL_NAMES, *, endpoint_url: str | None = None) -> None:
+    """Create in moto what a deployment leaves billable: the SageMaker model, endpoint config and endpoint, a
+    versioned weights bucket holding several versions and a delete marker, an ECR repository with an image; all
+    tagged ``Project=kokoro-relay``. (AgentCore has no moto backend: the runtime is not simulated here.)"""
+    sm = boto3.client("sagemaker", region_name=REGION, endpoint_url=endpoint_url)
+    sm.create_model(
+        ModelName=names["ModelName"],
+        ExecutionRoleArn=f"arn:aws:iam::{ACCOUNT}:role/kokoro-relay-sagemaker",
+        PrimaryContainer={"Image": f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com/kokoro-relay:gpu"},
+        Tags=PROJECT_TAGS,
+    )
+    variant: Any = {
+        "VariantName": "AllTraffic",
+        "ModelName": names["ModelName"],
+        "InitialInstanceCount": 1,
+        "InstanceType": LOCAL_INSTANCE_TYPE,
+    }
+    sm.create_endpoint_config(
+        EndpointConfigName=names["EndpointConfigName"], ProductionVariants=[variant], Tags=PROJECT_TAGS
+    )
+    sm.create_endpoint(
+        EndpointName=names["EndpointName"], EndpointConfigName=names["EndpointConfigName"], Tags=PROJECT_TAGS
+    )
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=endpoint_url)
+    bucket = names["WeightsBucketName"]
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": PROJECT_TAGS})
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    for i in range(3):
+        s3.put_object(Bucket=bucket, Key="kokoro/kokoro-v1_0.pth", Body=f"weights v{i}".encode())
+    s3.put_object(Bucket=bucket, Key="kokoro/config.json", Body=b"{}")
+    s3.delete_object(Bucket=bucket, Key="kokoro/config.json")  # a delete marker over an old version
+    ecr = boto3.client("ecr", region_name=REGION, endpoint_url=endpoint_url)
+    ecr.create_repository(repositoryName=names["EcrRepositoryName"], tags=PROJECT_TAGS)
+    ecr.put_image(
+        repositoryName=names["EcrRepositoryName"],
+        imageManifest=json.dumps({"schemaVersion": 2, "mediaType": _MANIFEST_TYPE, "layers": []}),
+        imageManifestMediaType=_MANIFEST_TYPE,
+        imageTag="gpu",
+    )
+
+
 class InProcessLambdas:
     """While active, ``lambda:invoke`` tasks under moto run ``handlers[function ARN]`` in this process."""
 
@@ -226,6 +296,8 @@ def moto_server() -> Iterator[str]:
 
 __all__ = [
     "ACCOUNT",
+    "LOCAL_NAMES",
+    "LOCAL_TIMING",
     "MOTO_CONFIG",
     "REGION",
     "InProcessLambdas",
@@ -236,6 +308,8 @@ __all__ = [
     "function_values",
     "load_handler",
     "local_aws",
+    "local_values",
     "moto_server",
     "run_workflow",
+    "seed_deployment",
 ]

@@ -9,25 +9,11 @@ from pathlib import Path
 import pytest
 
 from relay_functions.ops.placeholders import PLACEHOLDERS, definition_path, substitute
-from relay_local.ops_workflows import REGION, InProcessLambdas, default_handlers, function_values, local_aws
+from relay_local.ops_workflows import REGION, InProcessLambdas, default_handlers, local_aws, local_values
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
-TEST_VALUES: dict[str, str] = {
-    **function_values(),
-    "EndpointName": "kokoro-relay-tts",
-    "EndpointConfigName": "kokoro-relay-tts-config",
-    "ModelName": "kokoro-relay-tts-model",
-    "AgentRuntimeId": "kokoro_relay_agent-AbCdEf1234",
-    "WeightsBucketName": "kokoro-relay-weights-test",
-    "EcrRepositoryName": "kokoro-relay",
-    "AuditReportBucketName": "kokoro-relay-audit-test",
-    "AuditTopicArn": f"arn:aws:sns:{REGION}:123456789012:kokoro-relay-audit",
-    "EndpointPollSeconds": "0",
-    "EndpointMaxPolls": "3",
-    "DeletePollSeconds": "0",
-    "DeleteMaxPolls": "8",
-}
+TEST_VALUES: dict[str, str] = local_values()
 assert TEST_VALUES.keys() == PLACEHOLDERS.keys()
 
 

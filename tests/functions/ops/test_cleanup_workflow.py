@@ -16,15 +16,11 @@ from moto.sagemaker.models import SageMakerModelBackend
 from relay_functions.ops import agent_runtimes
 from relay_functions.ops.cleanup_agent_runtime import handler as agent_runtime_handler
 from relay_functions.ops.cleanup_bucket import handler as bucket_handler
-from relay_local.ops_workflows import InProcessLambdas, WorkflowRun, function_arn, run_workflow
+from relay_local.ops_workflows import InProcessLambdas, WorkflowRun, function_arn, run_workflow, seed_deployment
 
 from .conftest import REPO_ROOT, TEST_VALUES
 from .fakes import InMemoryAgentRuntimes, crash_first_call
 
-TAGS: Any = [{"Key": "Project", "Value": "kokoro-relay"}]
-TEST_INSTANCE_TYPE = "ml.g4dn.xlarge"
-"""moto rejects the production ml.g5.xlarge (the CDK configuration's default); the workflow never looks at it."""
-MANIFEST_TYPE = "application/vnd.docker.distribution.manifest.v2+json"
 EVERYTHING = {"agent_runtime": True, "sagemaker_endpoint": True, "weights_bucket": True, "ecr_repository": True}
 
 
@@ -38,46 +34,9 @@ def agentcore(monkeypatch: pytest.MonkeyPatch) -> InMemoryAgentRuntimes:
 
 @pytest.fixture
 def deployment(lambdas: InProcessLambdas, agentcore: InMemoryAgentRuntimes) -> None:
-    """A deployed stack in moto: model, endpoint config, endpoint, a versioned weights bucket, an ECR repository."""
-    sm = boto3.client("sagemaker")
-    sm.create_model(
-        ModelName=TEST_VALUES["ModelName"],
-        ExecutionRoleArn="arn:aws:iam::123456789012:role/kokoro-relay-sagemaker",
-        PrimaryContainer={"Image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/kokoro-relay:gpu"},
-        Tags=TAGS,
-    )
-    sm.create_endpoint_config(
-        EndpointConfigName=TEST_VALUES["EndpointConfigName"],
-        ProductionVariants=[
-            {  # type: ignore[misc, list-item]
-                "VariantName": "AllTraffic",
-                "ModelName": TEST_VALUES["ModelName"],
-                "InitialInstanceCount": 1,
-                "InstanceType": TEST_INSTANCE_TYPE,
-            }
-        ],
-        Tags=TAGS,
-    )
-    sm.create_endpoint(
-        EndpointName=TEST_VALUES["EndpointName"], EndpointConfigName=TEST_VALUES["EndpointConfigName"], Tags=TAGS
-    )
-    s3 = boto3.client("s3")
-    bucket = TEST_VALUES["WeightsBucketName"]
-    s3.create_bucket(Bucket=bucket)
-    s3.put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": TAGS})
-    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-    for i in range(3):
-        s3.put_object(Bucket=bucket, Key="kokoro/kokoro-v1_0.pth", Body=f"weights v{i}".encode())
-    s3.put_object(Bucket=bucket, Key="kokoro/config.json", Body=b"{}")
-    s3.delete_object(Bucket=bucket, Key="kokoro/config.json")  # leaves a delete marker and an old version
-    ecr = boto3.client("ecr")
-    ecr.create_repository(repositoryName=TEST_VALUES["EcrRepositoryName"], tags=TAGS)
-    ecr.put_image(
-        repositoryName=TEST_VALUES["EcrRepositoryName"],
-        imageManifest=json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPE, "layers": []}),
-        imageManifestMediaType=MANIFEST_TYPE,
-        imageTag="gpu",
-    )
+    """A deployed stack in moto: model, endpoint config, endpoint, a versioned weights bucket, an ECR repository;
+    and the AgentCore runtime in the in-memory control plane."""
+    seed_deployment()
 
 
 def cleanup(definition: Callable[..., str], request: dict[str, Any], **overrides: str) -> WorkflowRun:
