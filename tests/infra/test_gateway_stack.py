@@ -84,7 +84,7 @@ def test_grants_are_scoped_to_this_api_runtime_and_relay(relay_app: SynthesizedA
     manage = granting(template, "execute-api:ManageConnections")
     assert manage
     for statement in manage:
-        assert "/live/*/@connections/*" in rendered(statement["Resource"])
+        assert "/live/POST/@connections/*" in rendered(statement["Resource"])
 
     by_handler = {name: statements_of_handler(template, f"relay_functions.gateway.{name}.handler") for name in HANDLERS}
     holders = {
@@ -95,8 +95,9 @@ def test_grants_are_scoped_to_this_api_runtime_and_relay(relay_app: SynthesizedA
     assert "*" not in rendered(invoke_agent["Resource"])
 
     holders = {name for name, found in by_handler.items() if "lambda:InvokeFunction" in actions_of(found)}
-    assert holders == {"send_message"}
+    assert holders == {"send_message", "default"}  # $default serves a valid action as its route would
     (invoke,) = [s for s in by_handler["send_message"] if "lambda:InvokeFunction" in as_list(s["Action"])]
+    assert len(as_list(invoke["Resource"])) == 2  # the relay and its versions, nothing else
     assert all("Fn::GetAtt" in rendered(r) for r in as_list(invoke["Resource"]))
 
     assert not actions_of(by_handler["authorizer"]) - {

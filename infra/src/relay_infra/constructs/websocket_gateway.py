@@ -131,11 +131,11 @@ class WebSocketGateway(Construct):
         self.callback_url = self.stage.callback_url
 
     def connections_arn(self) -> str:
-        """``execute-api`` ARN of this stage's ``@connections`` API (every method, every connection)."""
+        """``execute-api`` ARN of posting to any connection of this stage (``POST /@connections/{id}``)."""
         return Stack.of(self).format_arn(
             service="execute-api",
             resource=self.api.api_id,
-            resource_name=f"{STAGE_NAME}/*/@connections/*",
+            resource_name=f"{STAGE_NAME}/POST/@connections/*",
         )
 
     def grant_manage_connections(self, grantee: iam.IGrantable) -> None:

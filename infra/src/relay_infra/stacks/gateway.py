@@ -150,11 +150,13 @@ class GatewayStack(Stack):
         connections.grant_read_write_data(f.connect.role)
         connections.grant_read_write_data(f.disconnect.role)
         turns.grant_read_write_data(f.disconnect.role)
-        connections.grant_read_write_data(f.send_message.role)
-        turns.grant_read_write_data(f.send_message.role)
-        f.relay.function.grant_invoke(f.send_message.role)
+        # $default serves a valid action that reaches it as its route would, so it needs sendMessage's grants.
+        for handler in (f.send_message, f.default):
+            connections.grant_read_write_data(handler.role)
+            turns.grant_read_write_data(handler.role)
+            f.relay.function.grant_invoke(handler.role)
         for handler in (f.cancel, f.resume, f.relay):
-            connections.grant_read_data(handler.role)
+            connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
         for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
             self.gateway.grant_manage_connections(handler.role)
@@ -164,14 +166,15 @@ class GatewayStack(Stack):
                 resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
             )
         )
-        acknowledge(
-            f.send_message.role,
-            Acknowledged(
-                "AwsSolutions-IAM5",
-                "lambda:InvokeFunction on the relay function and its versions (CDK's grantInvoke), nothing else.",
-                (f"Resource::<{logical_id(f.relay.function)}.Arn>:*",),
-            ),
-        )
+        for handler in (f.send_message, f.default):
+            acknowledge(
+                handler.role,
+                Acknowledged(
+                    "AwsSolutions-IAM5",
+                    "lambda:InvokeFunction on the relay function and its versions (CDK's grantInvoke), nothing else.",
+                    (f"Resource::<{logical_id(f.relay.function)}.Arn>:*",),
+                ),
+            )
         for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
             acknowledge(
                 handler.role,
@@ -181,7 +184,7 @@ class GatewayStack(Stack):
                     "API and stage only.",
                     (
                         f"Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:"
-                        f"<{logical_id(self.gateway.api)}>/{STAGE_NAME}/*/@connections/*",
+                        f"<{logical_id(self.gateway.api)}>/{STAGE_NAME}/POST/@connections/*",
                     ),
                 ),
             )
