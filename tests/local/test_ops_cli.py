@@ -1,0 +1,73 @@
+"""``relay ops``: the audit's verdict and exit status on this workspace's lock and on a vulnerable pin; the
+cleanup's part selection; a local cleanup run under moto that ends with nothing billable."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from relay_local.cli import main
+from relay_local.ops_cli import cleanup_request
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def torch_pinned(tmp_path: Path, version: str) -> Path:
+    text = (REPO_ROOT / "uv.lock").read_text()
+    marker = 'name = "torch"\nversion = "'
+    start = text.index(marker) + len(marker)
+    lock = tmp_path / "uv.lock"
+    lock.write_text(text[:start] + version + text[text.index('"', start) :])
+    return lock
+
+
+def test_audit_passes_on_the_workspace_lock(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ops", "audit", "--offline", "--lock", str(REPO_ROOT / "uv.lock")]) == 0
+    assert "No known advisory affects a pinned dependency." in capsys.readouterr().out
+
+
+def test_audit_fails_on_torch_below_2_10_naming_advisory_and_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ops", "audit", "--offline", "--json", "--lock", str(torch_pinned(tmp_path, "2.9.1"))]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is False
+    assert [(f["package"], f["advisory"], f["fixed_versions"]) for f in report["findings"]] == [
+        ("torch", "PYSEC-2026-2286", ["2.10.0"])
+    ]
+
+
+def test_audit_of_a_missing_lock_is_a_usage_error(tmp_path: Path) -> None:
+    assert main(["ops", "audit", "--offline", "--lock", str(tmp_path / "nope.lock")]) == 2
+
+
+def test_cleanup_parts_selection() -> None:
+    def request(**kwargs: object) -> dict[str, object]:
+        return cleanup_request(argparse.Namespace(**{"all": False, "parts": None, "dry_run": False, **kwargs}))
+
+    assert request() == {"dry_run": False}
+    assert request(all=True)["parts"] == dict.fromkeys(
+        ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository"), True
+    )
+    assert request(parts="weights_bucket", dry_run=True) == {
+        "dry_run": True,
+        "parts": {"agent_runtime": False, "sagemaker_endpoint": False, "weights_bucket": True, "ecr_repository": False},
+    }
+    with pytest.raises(ValueError, match="unknown part"):
+        request(parts="database")
+
+
+def test_local_cleanup_of_everything_leaves_nothing_billable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION"):
+        monkeypatch.setenv(name, "us-east-1" if name == "AWS_DEFAULT_REGION" else "testing")
+    assert main(["ops", "cleanup", "--local", "--all", "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["nothing_billable_left"] is True
+    assert report["done"] is True
+    assert "-> EmptyWeightsBucket" in captured.err
