@@ -52,7 +52,14 @@ class SageMakerSession:
 
 def sagemaker_session(endpoint: str) -> Callable[[], Awaitable[SessionConnection]]:
     async def open_session() -> SessionConnection:
-        from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415 - heavy SDK, AWS only
+        try:
+            from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415 - heavy SDK, AWS only
+        except ImportError as exc:
+            raise SmokeCheckError(
+                f"this function was bundled without the SageMaker bidirectional transport ({exc}): bundle "
+                "aws-sdk-sagemaker-runtime-http2[awscrt] and the voice_agent sources with smoke_kokoro "
+                "(docs/operations.md)"
+            ) from exc
 
         region = os.environ.get("AWS_REGION") or boto3.session.Session().region_name or "us-east-1"
         return SageMakerSession(await SageMakerTransport(endpoint_name=endpoint, region=region).connect())
