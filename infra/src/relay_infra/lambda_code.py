@@ -29,7 +29,27 @@ from relay_infra.config import LambdaBundling
 from relay_infra.paths import REPO_ROOT
 
 FUNCTIONS_PACKAGE = "relay-functions"
-SOURCE_TREES = (Path("core/src/relay_core"), Path("functions/src/relay_functions"))
+AGENT_PACKAGE = "voice-agent"
+SOURCE_TREES = (
+    Path("core/src/relay_core"),
+    Path("functions/src/relay_functions"),
+    Path("containers/agent/src/voice_agent"),
+)
+"""Copied as sources. voice_agent is there for its SageMaker bidirectional transport, which the smoke test's Kokoro
+check reuses (docs/operations.md); importing ``voice_agent.transport`` pulls no Strands and no model runtime."""
+SMOKE_TEST_DISTRIBUTIONS = frozenset(
+    {
+        "aws-sdk-sagemaker-runtime-http2",
+        "awscrt",
+        "smithy-aws-core",
+        "smithy-aws-event-stream",
+        "smithy-core",
+        "smithy-http",
+        "smithy-json",
+    }
+)
+"""The SageMaker bidirectional SDK with its ``awscrt`` extra and its smithy runtime (its whole dependency closure
+in uv.lock): installed beside the functions' own dependencies at the versions the agent's lock pins."""
 FORBIDDEN_DISTRIBUTIONS = frozenset({"torch", "onnxruntime", "onnxruntime-gpu", "kokoro"})
 """Never in a function package: the model runtimes belong to the containers only."""
 BUNDLED_LOCK_PATH = "/var/task/uv.lock"
@@ -46,13 +66,13 @@ def _uv() -> list[str]:
     return [found] if found else [sys.executable, "-m", "uv"]
 
 
-def bundle_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
-    """The functions' locked third-party requirements (``name==version[; marker]``), workspace members left out."""
+def bundle_requirements(repo_root: Path = REPO_ROOT, package: str = FUNCTIONS_PACKAGE) -> list[str]:
+    """A package's locked third-party requirements (``name==version[; marker]``), workspace members left out."""
     command = [
         *_uv(),
         "export",
         "--package",
-        FUNCTIONS_PACKAGE,
+        package,
         "--no-hashes",
         "--frozen",
         "--no-dev",
@@ -95,9 +115,29 @@ def copy_sources(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
         )
 
 
+def smoke_test_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
+    """The locked requirements of the smoke test's SageMaker transport: the agent's pins of its SDK's closure."""
+    wanted = {distribution_name(name.split("[", 1)[0]) for name in SMOKE_TEST_DISTRIBUTIONS}
+    closure = {
+        "aws-sdk-sagemaker-runtime-http2",
+        "awscrt",
+        "smithy-aws-core",
+        "smithy-aws-event-stream",
+        "smithy-core",
+        "smithy-http",
+        "smithy-json",
+    }
+    pinned = [r for r in bundle_requirements(repo_root, AGENT_PACKAGE) if distribution_name(r) in wanted | closure]
+    if not wanted <= {distribution_name(r) for r in pinned}:
+        raise BundlingError(f"{', '.join(sorted(wanted))} is not in the voice-agent lock: run `make setup`")
+    return pinned
+
+
 def install_dependencies(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
     """Install the locked requirements into ``output_dir`` for Lambda's arm64 Python (wheels only)."""
     requirements = bundle_requirements(repo_root)
+    names = {distribution_name(r) for r in requirements}
+    requirements += [r for r in smoke_test_requirements(repo_root) if distribution_name(r) not in names]
     check_no_model_runtimes(requirements)
     requirements_file = output_dir / ".requirements.txt"
     requirements_file.write_text("\n".join(requirements) + "\n", encoding="utf-8")

@@ -198,7 +198,9 @@ class OpsStack(Stack):
                     resources=self._runtime_arns,
                 )
             )
-        elif name == "cleanup_check":
+        elif name in ("cleanup_check", "cleanup_inventory"):
+            if name == "cleanup_inventory":
+                role.add_to_policy(iam.PolicyStatement(actions=["tag:GetResources"], resources=["*"]))
             role.add_to_policy(
                 iam.PolicyStatement(
                     actions=[
@@ -247,8 +249,6 @@ class OpsStack(Stack):
                     resources=[self._repository.repository_arn],
                 )
             )
-        elif name == "cleanup_inventory":
-            role.add_to_policy(iam.PolicyStatement(actions=["tag:GetResources"], resources=["*"]))
         elif name == "audit_scan":
             role.add_to_policy(
                 iam.PolicyStatement(
