@@ -21,7 +21,8 @@ class SynthesizedApp:
         self.outdir = outdir
 
     def template(self, part: str) -> dict[str, Any]:
-        """The template of the stack whose name ends with ``-<part>`` (e.g. ``"Gateway"``)."""
+        """The template of the stack whose name ends with ``-<part>`` (e.g. ``"Gateway"``), or of an
+        ``ImageUris-Speech`` / ``ImageUris-Agent`` variant stack."""
         return self.templates[part]
 
     def assertions(self, part: str) -> Any:
@@ -48,8 +49,33 @@ def relay_app(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedApp:
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app, stacks = build_app(RelayConfig(lambda_bundling=LambdaBundling.SOURCES), app=App(outdir=str(outdir)))
+    variants = _image_uri_variant(app)  # in the same app: one synth (jsii is slow), cdk-nag checks them too
     app.synth()  # raises if cdk-nag leaves any finding unacknowledged
     templates = {
         stack.stack_name.rsplit("-", 1)[1]: dict(Template.from_stack(stack).to_json()) for stack in stacks.all()
     }
+    templates.update({name: dict(Template.from_stack(stack).to_json()) for name, stack in variants.items()})
     return SynthesizedApp(stacks, templates, outdir)
+
+
+TTS_IMAGE_URI = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/kokoro-tts:gpu-1"
+AGENT_IMAGE_URI = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/kokoro-agent@sha256:abc"
+
+
+def _image_uri_variant(app: Any) -> dict[str, Any]:
+    """Speech and Agent stacks deployed from pushed images (``relay:ttsImageUri`` / ``relay:agentImageUri``),
+    as templates ``ImageUris-Speech`` / ``ImageUris-Agent``."""
+    from relay_infra.config import RelayConfig  # noqa: PLC0415
+    from relay_infra.stacks.agent import AgentStack  # noqa: PLC0415
+    from relay_infra.stacks.speech import SpeechStack  # noqa: PLC0415
+
+    config = RelayConfig(environment="uris", tts_image_uri=TTS_IMAGE_URI, agent_image_uri=AGENT_IMAGE_URI)
+    speech = SpeechStack(app, "ImageUris-Speech", config=config)
+    agent = AgentStack(
+        app,
+        "ImageUris-Agent",
+        config=config,
+        endpoint_name="kokoro",
+        endpoint_arn="arn:aws:sagemaker:eu-west-1:111122223333:endpoint/kokoro",
+    )
+    return {"ImageUris-Speech": speech, "ImageUris-Agent": agent}

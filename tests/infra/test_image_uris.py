@@ -5,37 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tests.infra.conftest import AGENT_IMAGE_URI, TTS_IMAGE_URI, SynthesizedApp
 from tests.infra.iam_statements import as_list, granting, rendered
 
 from relay_infra.constructs.tts_endpoint import image_tag, parse_ecr_image_uri
 
-TTS_URI = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/kokoro-tts:gpu-1"
-AGENT_URI = "111122223333.dkr.ecr.eu-west-1.amazonaws.com/kokoro-agent@sha256:abc"
+TTS_URI, AGENT_URI = TTS_IMAGE_URI, AGENT_IMAGE_URI
 
 
 @pytest.fixture(scope="module")
-def templates() -> dict[str, Any]:
-    from aws_cdk import App  # noqa: PLC0415
-    from aws_cdk.assertions import Template  # noqa: PLC0415
-
-    from relay_infra.config import RelayConfig  # noqa: PLC0415
-    from relay_infra.stacks.agent import AgentStack  # noqa: PLC0415
-    from relay_infra.stacks.speech import SpeechStack  # noqa: PLC0415
-
-    config = RelayConfig(tts_image_uri=TTS_URI, agent_image_uri=AGENT_URI)
-    app = App()
-    speech = SpeechStack(app, "Speech", config=config)
-    agent = AgentStack(
-        app,
-        "Agent",
-        config=config,
-        endpoint_name="kokoro",
-        endpoint_arn="arn:aws:sagemaker:eu-west-1:111122223333:endpoint/kokoro",
-    )
-    return {
-        "speech": Template.from_stack(speech).to_json(),
-        "agent": Template.from_stack(agent).to_json(),
-    }
+def templates(relay_app: SynthesizedApp) -> dict[str, Any]:
+    return {"speech": relay_app.template("ImageUris-Speech"), "agent": relay_app.template("ImageUris-Agent")}
 
 
 def test_parse_ecr_image_uris() -> None:
