@@ -33,7 +33,7 @@ cdk-cli:
 	@cd infra && npm ci --no-audit --no-fund --loglevel=error
 
 synth: setup cdk-cli
-	$(CDK) synth --all --quiet --no-notices $(CDK_CONTEXT)
+	$(CDK) synth --quiet --no-notices $(CDK_CONTEXT)
 
 deploy: setup cdk-cli
 	$(CDK) deploy "KokoroRelay-*-SpeechData" --require-approval never --no-notices $(CDK_CONTEXT)
