@@ -211,6 +211,8 @@ def _coerce(name: str, annotation: object, raw: Any) -> Any:
                 raise ValueError(raw)
             return {str(k): str(v) for k, v in raw.items()}
         text = str(raw)
-        return text if text else None if "None" in kind else text
+        if not text and "None" in kind:
+            return None  # an empty value unsets an optional setting
+        return text
     except ValueError as exc:
         raise ConfigError(f"context {key} has an invalid value {raw!r} (expected {kind})") from exc

@@ -21,7 +21,6 @@ class AlertsTopic(Construct):
             description="Kokoro Relay alerts topic",
             enable_key_rotation=True,
             removal_policy=RemovalPolicy.DESTROY,
-            pending_window=None,
         )
         # CloudWatch alarms publish to an encrypted topic only if they may use its key.
         self.key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
