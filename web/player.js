@@ -17,6 +17,7 @@ export const DEFAULT_LEAD_S = 0.08;
  * @property {number} frames  samples in the buffer
  * @property {number} offset  index of its first sample in the stream
  * @property {boolean} afterUnderrun whether it was pushed later than the previous buffer's end
+ * @property {number} at      context time when it was scheduled
  */
 
 export class PcmPlayer {
@@ -91,7 +92,7 @@ export class PcmPlayer {
     source.start(start);
     this._sources.add(source);
     this._nextTime = start + samples.length / this.sampleRate;
-    this._record(buffer, start, afterUnderrun);
+    this._record(buffer, start, afterUnderrun, now);
     return start;
   }
 
@@ -101,12 +102,13 @@ export class PcmPlayer {
    * @param {AudioBuffer} buffer
    * @param {number} start
    * @param {boolean} afterUnderrun
+   * @param {number} at
    */
-  _record(buffer, start, afterUnderrun) {
+  _record(buffer, start, afterUnderrun, at) {
     const channel = buffer.getChannelData(0);
     const back = new Int16Array(channel.length);
     for (let i = 0; i < channel.length; i++) back[i] = Math.round(channel[i] * 32768);
-    this.scheduled.push({ start, frames: back.length, offset: this.sampleCount, afterUnderrun });
+    this.scheduled.push({ start, frames: back.length, offset: this.sampleCount, afterUnderrun, at });
     this._samples.push(back);
     this.sampleCount += back.length;
     this.digest = fnv1a(back, this.digest);
