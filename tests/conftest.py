@@ -156,6 +156,45 @@ def dockerfile() -> Callable[[Path], DockerInstructions]:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# SageMaker front end (owner: sagemaker front end; used by tests/local/test_sagemaker_frontend*.py and
+# tests/agent/test_agent_transports.py)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def sagemaker_tls_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A per-session directory for the front end's local CA and leaf certificate (made on first use)."""
+    return tmp_path_factory.mktemp("sagemaker-tls")
+
+
+@pytest.fixture(scope="session")
+def sagemaker_frontend(tts_server: RunningServer, sagemaker_tls_dir: Path) -> Iterator[Any]:
+    """The local SageMaker front end (SigV4 checks on) in front of ``tts_server`` as endpoint ``kokoro-tts``:
+    ``.endpoint_url``, ``.ca_file``, ``.credentials``, ``.environ()``."""
+    from relay_local.sagemaker_frontend import SageMakerFrontEnd  # noqa: PLC0415
+
+    with SageMakerFrontEnd(tts_server.ws_url, endpoint_name="kokoro-tts", tls_dir=sagemaker_tls_dir) as front:
+        yield front
+
+
+@pytest.fixture
+def sagemaker_env(sagemaker_frontend: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """The environment a SageMaker client needs for ``sagemaker_frontend`` (endpoint URL, ``SSL_CERT_FILE``,
+    dummy credentials, region), set for one test and restored after it; no profile files, no metadata."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    for name, value in sagemaker_frontend.environ().items():
+        monkeypatch.setenv(name, value)
+    return sagemaker_frontend
+
+
+# --------------------------------------------- end SageMaker front end -----------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Relay stack (owner: local gateway; used by tests/local/test_relay_stack*.py and the web client's browser tests)
 # ---------------------------------------------------------------------------------------------------------
 
