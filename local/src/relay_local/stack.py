@@ -11,7 +11,9 @@ import dataclasses
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING, Final
 
+import boto3
 import httpx
 
 from kokoro_server.app import create_app as create_tts_app
@@ -19,9 +21,16 @@ from relay_core.tts_messages import SESSION_PATH
 from relay_local.servers import BackgroundServer, ServerStartError
 from voice_agent.app import create_app as create_agent_app
 from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.transport.base import TtsTransport
+
+if TYPE_CHECKING:
+    from relay_local.sagemaker_frontend import SageMakerFrontEnd
 
 TTS_WS_PATH = SESSION_PATH
 MODEL_LOAD_TIMEOUT_S = 180.0
+TTS_TRANSPORTS: Final = ("ws", "sagemaker")
+"""How the agent reaches the container: a plain WebSocket, or SageMaker's bidirectional stream through the local
+front end (``relay_local.sagemaker_frontend``), so the local path equals the AWS path above the network."""
 
 
 def wait_until_ready(
@@ -51,7 +60,9 @@ def wait_until_ready(
 
 
 class VoiceStack:
-    """TTS container + agent on loopback. Use as a context manager (blocking start/stop)."""
+    """TTS container + agent on loopback. Use as a context manager (blocking start/stop).
+
+    ``tts_transport="sagemaker"`` puts the local SageMaker front end between the agent and the container."""
 
     def __init__(
         self,
@@ -59,7 +70,12 @@ class VoiceStack:
         tts_url: str | None = None,
         agent_url: str | None = None,
         agent_config: AgentConfig | None = None,
+        tts_transport: str = "ws",
     ) -> None:
+        if tts_transport not in TTS_TRANSPORTS:
+            raise ValueError(f"tts_transport must be one of {', '.join(TTS_TRANSPORTS)}, not {tts_transport!r}")
+        self.tts_transport = tts_transport
+        self._frontend: SageMakerFrontEnd | None = None
         self._given_tts_url = tts_url
         self._given_agent_url = agent_url
         self._agent_config = agent_config or AgentConfig(model=ModelKind.SPEAK)
@@ -76,7 +92,8 @@ class VoiceStack:
                     wait_until_ready(tts.http_url)
                     self.tts_url = tts.ws_url + TTS_WS_PATH
                 config = dataclasses.replace(self._agent_config, tts_url=self.tts_url)
-                agent = BackgroundServer(create_agent_app(config), name="agent").start()
+                transport = self._sagemaker_transport() if self.tts_transport == "sagemaker" else None
+                agent = BackgroundServer(create_agent_app(config, transport=transport), name="agent").start()
                 self._servers.append(agent)
                 self.agent_url = agent.http_url
         except BaseException:
@@ -84,9 +101,39 @@ class VoiceStack:
             raise
         return self
 
+    def _sagemaker_transport(self) -> TtsTransport:
+        """The agent's ``sagemaker`` transport through a local SageMaker front end before the container: the real
+        SDK over TLS + HTTP/2, signed with the front end's dummy keys, trusting its CA (not process-wide)."""
+        from relay_local.sagemaker_frontend import SageMakerFrontEnd  # noqa: PLC0415 - HTTP/2 SDK only when asked
+        from relay_local.sagemaker_frontend.client import local_ca_client_factory  # noqa: PLC0415
+        from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415
+
+        self._frontend = SageMakerFrontEnd(self.tts_url).start()
+        credentials = self._frontend.credentials
+        session = boto3.Session(
+            aws_access_key_id=credentials.access_key_id,
+            aws_secret_access_key=credentials.secret_access_key,
+            region_name=credentials.region,
+        )
+        return SageMakerTransport(
+            self._frontend.endpoint_name,
+            credentials.region,
+            endpoint_uri=self._frontend.endpoint_url,
+            session=session,
+            http_client_factory=local_ca_client_factory(self._frontend.ca_file),
+        )
+
+    @property
+    def sagemaker_endpoint_url(self) -> str | None:
+        """The local SageMaker front end's URL when ``tts_transport="sagemaker"`` (None otherwise)."""
+        return self._frontend.endpoint_url if self._frontend is not None else None
+
     def stop(self) -> None:
         while self._servers:
             self._servers.pop().stop()
+        if self._frontend is not None:
+            self._frontend.stop()
+            self._frontend = None
 
     def __enter__(self) -> VoiceStack:
         return self.start()
@@ -97,4 +144,4 @@ class VoiceStack:
         self.stop()
 
 
-__all__ = ["MODEL_LOAD_TIMEOUT_S", "TTS_WS_PATH", "VoiceStack", "wait_until_ready"]
+__all__ = ["MODEL_LOAD_TIMEOUT_S", "TTS_TRANSPORTS", "TTS_WS_PATH", "VoiceStack", "wait_until_ready"]
