@@ -41,3 +41,37 @@ def test_relay_speak_reports_an_unreachable_tts(tmp_path: Path, capsys: pytest.C
     assert code == 1
     assert "Anyone there?" in captured.out
     assert "tts_unavailable" in captured.err
+    assert not out.exists()  # a failed turn writes nothing
+    assert "wrote" not in captured.out and "Traceback" not in captured.err
+
+
+@pytest.mark.parametrize(
+    ("flags", "code", "says"),
+    [
+        (["--agent-url", "http://127.0.0.1:9"], 1, "cannot reach the agent at http://127.0.0.1:9"),
+        (["--agent-url", "ws://127.0.0.1:9"], 2, "--agent-url must start with http://"),
+        (["--tts-url", "http://127.0.0.1:9/x"], 2, "ws:// or wss://"),
+        (["--tts-url", "ws://127.0.0.1:9"], 2, "ws://127.0.0.1:9/invocations-bidirectional-stream"),
+    ],
+)
+def test_relay_speak_mistakes_get_one_line_and_no_file(
+    flags: list[str], code: int, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "speech.wav"
+    assert main(["speak", "Hi.", "--out", str(out), *flags]) == code
+    err = capsys.readouterr().err
+    assert says in err
+    assert "Traceback" not in err and "starting" not in err
+    assert not out.exists()
+
+
+def test_relay_speak_names_a_404(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from starlette.applications import Starlette  # noqa: PLC0415
+
+    from relay_local.servers import BackgroundServer  # noqa: PLC0415
+
+    with BackgroundServer(Starlette(), name="not-an-agent") as server:
+        code = main(["speak", "Hi.", "--out", str(tmp_path / "s.wav"), "--agent-url", server.http_url])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "answered HTTP 404" in err and "Traceback" not in err

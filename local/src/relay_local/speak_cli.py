@@ -16,11 +16,13 @@ from pathlib import Path
 
 import httpx
 
-from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, TextDelta, TurnMode
+from relay_core.agent_defaults import LOCAL_AGENT_URL, SPEAK_TOKENS_PER_S
+from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.errors import RelayError
 from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.stack import VoiceStack
-from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.config import AgentConfig, ModelKind, check_tts_url
 from voice_agent.errors import ConfigError
 
 NAME = "speak"
@@ -39,42 +41,86 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
     parser.add_argument("--model-id", help="model id for bedrock/openai/ollama")
     parser.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
-    parser.add_argument("--rate", type=float, default=40.0, help="speak model: tokens per second (default 40)")
+    parser.add_argument(
+        "--rate", type=float, default=SPEAK_TOKENS_PER_S, help=f"speak model: tokens/s (default {SPEAK_TOKENS_PER_S:g})"
+    )
     parser.add_argument("--session-id", help="AgentCore session id (a conversation); default: a one-off turn")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     parser.set_defaults(run=speak)
+
+
+class SpeakError(Exception):
+    """A failure ``relay speak`` reports as one line (no traceback); the message says what to do."""
+
+
+def _check_urls(args: argparse.Namespace) -> None:
+    if args.agent_url is not None and not args.agent_url.startswith(("http://", "https://")):
+        raise SpeakError(
+            f"--agent-url must start with http:// or https:// (e.g. {LOCAL_AGENT_URL}); got {args.agent_url}"
+        )
+    if args.tts_url is not None:
+        try:
+            check_tts_url(args.tts_url)
+        except ConfigError as exc:
+            raise SpeakError(f"--tts-url: {exc.message}") from exc
 
 
 async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
     payload = AgentPayload(prompt=args.prompt, mode=TurnMode(args.mode), voice=args.voice, speed=args.speed)
 
     def show(event: AgentEvent) -> None:
+        if isinstance(event, AgentStart) and event.model:
+            print(f"[model: {event.model}]", file=sys.stderr)
         if isinstance(event, TextDelta) and not args.quiet:
             sys.stdout.write(event.text)
             sys.stdout.flush()
 
-    async with httpx.AsyncClient() as client:
-        return await collect_turn(client, agent_url, payload, session_id=args.session_id, on_event=show)
+    try:
+        async with httpx.AsyncClient() as client:
+            return await collect_turn(client, agent_url, payload, session_id=args.session_id, on_event=show)
+    except httpx.HTTPStatusError as exc:
+        raise SpeakError(
+            f"the agent at {agent_url} answered HTTP {exc.response.status_code} for /invocations: "
+            "check --agent-url (it is the agent's base URL, e.g. " + LOCAL_AGENT_URL + ")"
+        ) from exc
+    except httpx.HTTPError as exc:
+        raise SpeakError(
+            f"cannot reach the agent at {agent_url} ({type(exc).__name__}): start it with `voice-agent`, "
+            "or drop --agent-url to run one here"
+        ) from exc
+    except RelayError as exc:
+        raise SpeakError(f"{agent_url} did not answer with agent events ({exc.message}): is it a voice agent?") from exc
 
 
 def speak(args: argparse.Namespace) -> int:
     try:
+        _check_urls(args)
         config = AgentConfig(
             model=ModelKind(args.model),
             model_id=args.model_id,
             model_base_url=args.base_url,
             speak_tokens_per_s=args.rate,
         )
-    except ConfigError as exc:
-        print(f"relay speak: {exc.message}", file=sys.stderr)
+    except (SpeakError, ConfigError) as exc:
+        print(f"relay speak: {exc}", file=sys.stderr)
         return 2
-    if config.model is ModelKind.SPEAK:
-        print("[model: speak — the offline echo model streams your prompt back as the reply; no LLM]", file=sys.stderr)
-    print("[starting the local stack...]", file=sys.stderr)
-    with VoiceStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config) as stack:
-        result = asyncio.run(_speak(args, stack.agent_url))
+    if args.agent_url is None:
+        starting = "the agent" if args.tts_url else "the TTS container (real Kokoro model) and the agent"
+        print(f"[starting {starting} on loopback...]", file=sys.stderr)
+    try:
+        with VoiceStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config) as stack:
+            result = asyncio.run(_speak(args, stack.agent_url))
+    except SpeakError as exc:
+        print(f"\nrelay speak: {exc}", file=sys.stderr)
+        return 1
     print()
     terminal = result.terminal
+    if isinstance(terminal, AgentError):
+        print(f"relay speak: the agent reported {terminal.code}: {terminal.message}; nothing written", file=sys.stderr)
+        return 1
+    if not isinstance(terminal, AgentEnd) or terminal.status != "completed" or not result.pcm:
+        print("relay speak: the turn ended without its audio; nothing written", file=sys.stderr)
+        return 1
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(wav_bytes(result.pcm))
     ttfa = "n/a" if result.time_to_first_audio_s is None else f"{result.time_to_first_audio_s * 1000:.0f} ms"
@@ -82,10 +128,4 @@ def speak(args: argparse.Namespace) -> int:
         f"time to first audio: {ttfa}; audio {pcm_duration_s(len(result.pcm)):.2f} s in {result.elapsed_s:.2f} s; "
         f"wrote {args.out}",
     )
-    if isinstance(terminal, AgentError):
-        print(f"relay speak: the agent reported {terminal.code}: {terminal.message}", file=sys.stderr)
-        return 1
-    if not isinstance(terminal, AgentEnd):
-        print("relay speak: the turn ended without agent_end", file=sys.stderr)
-        return 1
     return 0

@@ -1,84 +1,85 @@
-"""``voice-agent``: run the agent app locally (the same app AgentCore runs on port 8080).
+"""voice-agent: run the agent app (the same app AgentCore runs in its container on port 8080).
 
-Flags override the ``VOICE_AGENT_*`` environment; with neither, the agent talks to a container at
-ws://127.0.0.1:8000 and replies with the offline ``speak`` echo model.
+Every option is a flag and a VOICE_AGENT_* environment variable, one to one (--tts-url = VOICE_AGENT_TTS_URL);
+a flag wins over its variable. With neither, the agent listens on 127.0.0.1:8082, talks to a local kokoro-server
+on port 8081, and replies with the offline speak echo model (no LLM).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import logging
+import importlib.metadata
+import os
 import sys
+from collections.abc import Mapping
 
-from relay_core import limits
-from voice_agent.app import create_app
-from voice_agent.config import AgentConfig, ModelKind, TransportKind
+from relay_core import agent_defaults
+from voice_agent.config import SETTINGS, AgentConfig, Setting
 from voice_agent.errors import ConfigError
+from voice_agent.logs import LogFormat, configure_logging
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerOptions:
+    """How the process serves the app (not part of the agent's behaviour)."""
+
+    host: str = agent_defaults.LOCAL_HOST
+    port: int = agent_defaults.LOCAL_AGENT_PORT
+    log_level: str = "INFO"
+    log_format: LogFormat = LogFormat.TEXT
+
+
+SERVER_SETTINGS: tuple[Setting, ...] = (
+    Setting("host", str, f"interface to listen on (default {ServerOptions.host}; the image uses 0.0.0.0)"),
+    Setting("port", int, f"port (default {ServerOptions.port}; the image uses {agent_defaults.IMAGE_PORT})"),
+    Setting("log_level", str, "DEBUG, INFO, WARNING or ERROR (default INFO)"),
+    Setting("log_format", LogFormat, "text (default) or json (one object per line; the image uses json)"),
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="voice-agent", description=__doc__)
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=limits.AGENTCORE_PORT, help="port (default 8080)")
-    parser.add_argument("--transport", choices=[k.value for k in TransportKind], help="how to reach the TTS")
-    parser.add_argument("--tts-url", help="WebSocket URL of the container's /invocations-bidirectional-stream")
-    parser.add_argument("--sagemaker-endpoint", help="SageMaker endpoint name (with --transport sagemaker)")
-    parser.add_argument("--region", help="AWS region for Bedrock and SageMaker")
-    parser.add_argument(
-        "--model",
-        choices=[k.value for k in ModelKind],
-        help="speak = offline echo model (no LLM; the local default); bedrock; openai/ollama = OpenAI-compatible",
+    parser = argparse.ArgumentParser(
+        prog="voice-agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--model-id", help="model id (Bedrock model id, or the server's model name)")
-    parser.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
-    parser.add_argument("--speak-rate", type=float, help="speak model: tokens per second (default 40)")
-    parser.add_argument("--voice", help="default voice when a payload names none")
-    parser.add_argument(
-        "--first-fragment-words",
-        type=int,
-        help="first-fragment policy: words before the first clause cut (0 turns the policy off)",
-    )
-    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {importlib.metadata.version('voice-agent')}")
+    for setting in (*SERVER_SETTINGS, *SETTINGS):
+        parser.add_argument(
+            setting.flag, dest=setting.field, metavar=setting.field.upper(), help=f"{setting.help} [{setting.env_name}]"
+        )
     return parser
 
 
-def config_from_args(args: argparse.Namespace, base: AgentConfig) -> AgentConfig:
-    """``base`` with every flag given on the command line applied."""
-    changes: dict[str, object] = {}
-    if args.transport:
-        changes["transport"] = TransportKind(args.transport)
-    if args.tts_url:
-        changes["tts_url"] = args.tts_url
-    if args.sagemaker_endpoint:
-        changes["sagemaker_endpoint"] = args.sagemaker_endpoint
-    if args.region:
-        changes["aws_region"] = args.region
-    if args.model:
-        changes["model"] = ModelKind(args.model)
-    if args.model_id:
-        changes["model_id"] = args.model_id
-    if args.base_url:
-        changes["model_base_url"] = args.base_url
-    if args.speak_rate is not None:
-        changes["speak_tokens_per_s"] = args.speak_rate
-    if args.voice:
-        changes["voice"] = args.voice
-    if args.first_fragment_words is not None:
-        changes["first_fragment_words"] = args.first_fragment_words or None
-    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
+def _values(settings: tuple[Setting, ...], args: argparse.Namespace, env: Mapping[str, str]) -> dict[str, object]:
+    values: dict[str, object] = {}
+    for setting in settings:
+        flag_value = getattr(args, setting.field)
+        if flag_value is not None:
+            values[setting.field] = setting.parse_text(flag_value, source=setting.flag)
+        elif env.get(setting.env_name):
+            values[setting.field] = setting.parse_env(env)
+    return values
+
+
+def options_from(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[ServerOptions, AgentConfig]:
+    """The server options and the agent's configuration: flags first, then ``VOICE_AGENT_*``, then defaults."""
+    server = ServerOptions(**_values(SERVER_SETTINGS, args, env))  # type: ignore[arg-type]
+    base = AgentConfig.from_env(env)
+    config = dataclasses.replace(base, **_values(SETTINGS, args, {}))  # type: ignore[arg-type]
+    return server, config
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = config_from_args(args, AgentConfig.from_env())
-    except ConfigError as exc:
-        print(f"voice-agent: {exc.message}", file=sys.stderr)
+        server, config = options_from(args, os.environ)
+        configure_logging(server.log_level, server.log_format)
+    except (ConfigError, ValueError) as exc:
+        print(f"voice-agent: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
-    app = create_app(config)
-    app.run(port=args.port, host=args.host)
+    from voice_agent.app import create_app  # noqa: PLC0415 - after logging is configured, so it logs once
+
+    create_app(config).run(port=server.port, host=server.host)
     return 0
 
 

@@ -8,24 +8,16 @@ environment.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from relay_core import limits
-from relay_core.audio import max_pcm_bytes_for_base64
-from relay_core.tts_messages import SESSION_PATH
+from relay_core import agent_defaults, limits
+from relay_core.agent_defaults import AUDIO_CHUNK_BYTES as DEFAULT_AUDIO_CHUNK_BYTES
+from relay_core.agent_defaults import FIRST_FRAGMENT_WORDS as DEFAULT_FIRST_FRAGMENT_WORDS
 from voice_agent.errors import ConfigError
 
-AUDIO_CHUNK_OVERHEAD_BYTES = 512
-"""JSON around the base64 of one ``audio_chunk`` event (type, seq, a request id of up to 128 chars, quotes)."""
-DEFAULT_AUDIO_CHUNK_BYTES = max_pcm_bytes_for_base64(
-    limits.APIGW_FRAME_BYTES, overhead_bytes=AUDIO_CHUNK_OVERHEAD_BYTES
-)
-"""Largest PCM slice per ``audio_chunk``: its event fits one API Gateway WebSocket frame (32 KB)."""
-DEFAULT_FIRST_FRAGMENT_WORDS = 4
-"""First-fragment policy: the first piece may end at a clause mark once it holds this many words.
-Measured with bench/bench_agent_ttfa.py (see docs/benchmarks.md)."""
+ENV_PREFIX = "VOICE_AGENT_"
 DEFAULT_SYSTEM_PROMPT = (
     "You are a helpful voice assistant. Your replies are spoken aloud: answer in short, plain sentences, "
     "with no markdown, lists, code or emoji."
@@ -56,27 +48,27 @@ class AgentConfig:
     """Everything the agent needs to know; every field has a working local default."""
 
     transport: TransportKind = TransportKind.WS
-    tts_url: str = f"ws://127.0.0.1:8000{SESSION_PATH}"
+    tts_url: str = agent_defaults.LOCAL_TTS_URL
     sagemaker_endpoint: str | None = None
     aws_region: str | None = None
     model: ModelKind = ModelKind.SPEAK
     model_id: str | None = None
     model_base_url: str | None = None
     model_api_key: str | None = field(default=None, repr=False)
-    speak_tokens_per_s: float = 40.0
+    speak_tokens_per_s: float = agent_defaults.SPEAK_TOKENS_PER_S
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     voice: str | None = None
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
-    max_sentence_chars: int = 300
+    max_sentence_chars: int = agent_defaults.MAX_SENTENCE_CHARS
     audio_chunk_bytes: int = DEFAULT_AUDIO_CHUNK_BYTES
-    tts_connect_timeout_s: float = 5.0
-    cancel_grace_s: float = 2.0
+    tts_connect_timeout_s: float = agent_defaults.TTS_CONNECT_TIMEOUT_S
+    cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
 
     def __post_init__(self) -> None:
         if self.transport is TransportKind.SAGEMAKER and not self.sagemaker_endpoint:
             raise ConfigError("the sagemaker transport needs an endpoint name: set VOICE_AGENT_SAGEMAKER_ENDPOINT")
-        if self.transport is TransportKind.WS and not self.tts_url.startswith(("ws://", "wss://")):
-            raise ConfigError(f"the TTS URL must start with ws:// or wss://; got {self.tts_url!r}")
+        if self.transport is TransportKind.WS:
+            check_tts_url(self.tts_url)
         if self.model in (ModelKind.OPENAI, ModelKind.OLLAMA) and not self.model_id:
             raise ConfigError(f"the {self.model.value} model needs a model id: pass --model-id or VOICE_AGENT_MODEL_ID")
         if self.speak_tokens_per_s <= 0:
@@ -85,6 +77,8 @@ class AgentConfig:
             raise ConfigError("first_fragment_words must be at least 1, or None to turn the policy off")
         if self.audio_chunk_bytes < limits.SAMPLE_WIDTH_BYTES:
             raise ConfigError(f"audio_chunk_bytes must hold at least one sample; got {self.audio_chunk_bytes}")
+        if self.max_sentence_chars < 1 or self.tts_connect_timeout_s <= 0 or self.cancel_grace_s < 0:
+            raise ConfigError("max_sentence_chars, tts_connect_timeout_s and cancel_grace_s must be positive")
 
     @property
     def model_label(self) -> str:
@@ -95,41 +89,100 @@ class AgentConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentConfig:
-        """Build from ``VOICE_AGENT_*`` variables (the deployed container's way); unset ones keep defaults."""
+        """Build from ``VOICE_AGENT_*`` variables (the deployed container's way); unset ones keep defaults.
+        ``AWS_REGION`` is used when ``VOICE_AGENT_AWS_REGION`` is not set."""
         env = os.environ if env is None else env
+        values = {s.field: s.parse_env(env) for s in SETTINGS if env.get(s.env_name)}
+        if "aws_region" not in values and env.get("AWS_REGION"):
+            values["aws_region"] = env["AWS_REGION"]
+        return cls(**values)  # type: ignore[arg-type]
 
-        def get(name: str) -> str | None:
-            value = env.get(f"VOICE_AGENT_{name}")
-            return value if value else None
 
-        defaults = cls()
+def check_tts_url(url: str) -> None:
+    """A TTS session URL must be ws(s):// and name the session route (a bare host answers 403)."""
+    from relay_core.tts_messages import SESSION_PATH  # noqa: PLC0415 - keep the module's import list short
+
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme not in ("ws", "wss"):
+        raise ConfigError(f"the TTS URL must start with ws:// or wss://; got {url!r}")
+    path = rest.partition("/")[2]
+    if not path:
+        raise ConfigError(f"the TTS URL needs the session route: use {url.rstrip('/')}{SESSION_PATH}")
+
+
+def _optional_words(text: str) -> int | None:
+    return None if text in ("0", "off") else int(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One configuration field, with its command-line flag and its environment variable (one to one)."""
+
+    field: str
+    parse: Callable[[str], object]
+    help: str
+    secret: bool = False
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.field.replace("_", "-")
+
+    @property
+    def env_name(self) -> str:
+        return ENV_PREFIX + self.field.upper()
+
+    def parse_env(self, env: Mapping[str, str]) -> object:
+        return self.parse_text(env[self.env_name], source=self.env_name)
+
+    def parse_text(self, text: str, *, source: str) -> object:
         try:
-            first = get("FIRST_FRAGMENT_WORDS")
-            return cls(
-                transport=TransportKind(get("TRANSPORT") or defaults.transport),
-                tts_url=get("TTS_URL") or defaults.tts_url,
-                sagemaker_endpoint=get("SAGEMAKER_ENDPOINT"),
-                aws_region=get("AWS_REGION") or env.get("AWS_REGION") or None,
-                model=ModelKind(get("MODEL") or defaults.model),
-                model_id=get("MODEL_ID"),
-                model_base_url=get("MODEL_BASE_URL"),
-                model_api_key=get("MODEL_API_KEY"),
-                speak_tokens_per_s=float(get("SPEAK_TOKENS_PER_S") or defaults.speak_tokens_per_s),
-                system_prompt=get("SYSTEM_PROMPT") or defaults.system_prompt,
-                voice=get("VOICE"),
-                first_fragment_words=defaults.first_fragment_words
-                if first is None
-                else (None if first in ("0", "off") else int(first)),
-            )
+            return self.parse(text)
         except ValueError as exc:
-            raise ConfigError(f"a VOICE_AGENT_* variable has an invalid value: {exc}") from exc
+            raise ConfigError(f"{source} has an invalid value {text!r}: {exc}") from exc
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("transport", TransportKind, "how the agent reaches the TTS: ws (a WebSocket URL) or sagemaker"),
+    Setting("tts_url", str, f"the container's TTS session URL (default {agent_defaults.LOCAL_TTS_URL})"),
+    Setting("sagemaker_endpoint", str, "SageMaker endpoint name (with transport sagemaker)"),
+    Setting("aws_region", str, "AWS region for Bedrock and SageMaker (default: AWS_REGION)"),
+    Setting("model", ModelKind, "speak (offline echo model, no LLM; the default), bedrock, openai or ollama"),
+    Setting("model_id", str, "model id: a Bedrock model id, or the OpenAI-compatible server's model name"),
+    Setting("model_base_url", str, "base URL of an OpenAI-compatible or Ollama server"),
+    Setting("model_api_key", str, "API key of an OpenAI-compatible server (prefer the variable)", secret=True),
+    Setting("speak_tokens_per_s", float, f"speak model: tokens/s (default {agent_defaults.SPEAK_TOKENS_PER_S:g})"),
+    Setting("system_prompt", str, "the agent's system prompt"),
+    Setting("voice", str, "voice when a payload names none (default: the container's)"),
+    Setting(
+        "first_fragment_words",
+        _optional_words,
+        f"words before the first clause cut; 0 or off turns the policy off (default {DEFAULT_FIRST_FRAGMENT_WORDS})",
+    ),
+    Setting("max_sentence_chars", int, f"longest sentence sent as is (default {agent_defaults.MAX_SENTENCE_CHARS})"),
+    Setting("audio_chunk_bytes", int, f"largest PCM slice per audio_chunk (default {DEFAULT_AUDIO_CHUNK_BYTES})"),
+    Setting(
+        "tts_connect_timeout_s",
+        float,
+        f"TTS session open timeout, s (default {agent_defaults.TTS_CONNECT_TIMEOUT_S:g})",
+    ),
+    Setting(
+        "cancel_grace_s",
+        float,
+        f"s a cancelled model may take to stop (default {agent_defaults.CANCEL_GRACE_S:g})",
+    ),
+)
+"""Every :class:`AgentConfig` field, as ``--field-name`` and ``VOICE_AGENT_FIELD_NAME``."""
 
 
 __all__ = [
     "DEFAULT_AUDIO_CHUNK_BYTES",
     "DEFAULT_FIRST_FRAGMENT_WORDS",
+    "ENV_PREFIX",
+    "SETTINGS",
     "AgentConfig",
     "ConfigError",
     "ModelKind",
+    "Setting",
     "TransportKind",
+    "check_tts_url",
 ]
