@@ -1,0 +1,169 @@
+"""What the SageMaker path costs over the direct WebSocket, measured side by side in one run (loopback).
+
+The real TTS container app (int8 Kokoro-82M on CPU) is reached two ways, interleaved so machine noise hits both:
+- ``ws``: the agent's ``ws`` transport, a plain WebSocket to the container;
+- ``sagemaker``: the agent's ``sagemaker`` transport (real SDK 0.12, awscrt, TLS + HTTP/2, SigV4 on every event)
+  through the local front end (``relay_local.sagemaker_frontend``), which checks every signature.
+
+Measures (medians): a protocol round trip with no synthesis (a ``synthesize`` the container rejects at once
+with an ``error`` message), time to first PCM for one short sentence, and the cost of opening a session: a
+fresh SDK client + TLS handshake per turn (what the transport does) against a new stream on a client kept
+across turns. Usage: ``uv run python bench/bench_sagemaker_frontend.py [--rounds 30] [--turns 5]``.
+
+STATUS: unfinished. In this revision the script hangs inside ``measure`` (not yet diagnosed); it has produced no
+figures, and no Makefile target points at it yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import boto3
+from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
+from benchlib import median, print_table
+
+from kokoro_server.app import create_app
+from relay_local.sagemaker_frontend import SageMakerFrontEnd
+from relay_local.sagemaker_frontend.client import local_ca_client_factory
+from relay_local.servers import BackgroundServer
+from relay_local.stack import TTS_WS_PATH, wait_until_ready
+from voice_agent.transport.base import TtsConnection, TtsTransport
+from voice_agent.transport.sagemaker import SageMakerTransport, SdkStreamOpener
+from voice_agent.transport.ws import WsTransport
+
+REJECTED = json.dumps({"type": "synthesize", "text": "x", "speed": 9.0, "request_id": "rt"})
+SENTENCE = json.dumps({"type": "synthesize", "text": "Hello there, this is Kokoro.", "request_id": "fa"})
+
+
+async def round_trip(connection: TtsConnection) -> float:
+    start = time.perf_counter()
+    await connection.send(REJECTED)
+    frame = await connection.receive()
+    if not (isinstance(frame, str) and json.loads(frame)["type"] == "error"):
+        raise RuntimeError(f"expected an error message for a rejected request, got {frame!r:.80}")
+    return time.perf_counter() - start
+
+
+async def first_audio(connection: TtsConnection) -> float:
+    start = time.perf_counter()
+    await connection.send(SENTENCE)
+    first = 0.0
+    while True:
+        frame = await connection.receive()
+        if isinstance(frame, bytes) and not first:
+            first = time.perf_counter() - start
+        if isinstance(frame, str) and json.loads(frame)["type"] == "synthesis_complete":
+            return first
+
+
+async def measure(transports: dict[str, TtsTransport], rounds: int, turns: int) -> dict[str, dict[str, list[float]]]:
+    results: dict[str, dict[str, list[float]]] = {name: {"rtt": [], "ttfa": [], "open": []} for name in transports}
+    connections = {name: await transport.connect() for name, transport in transports.items()}
+    for _ in range(rounds):
+        for name, connection in connections.items():
+            results[name]["rtt"].append(await round_trip(connection))
+    for _ in range(turns):
+        for name, connection in connections.items():
+            results[name]["ttfa"].append(await first_audio(connection))
+    for connection in connections.values():
+        await connection.aclose()
+    for _ in range(turns):
+        for name, transport in transports.items():
+            start = time.perf_counter()
+            connection = await transport.connect()
+            await round_trip(connection)
+            results[name]["open"].append(time.perf_counter() - start)
+            await connection.aclose()
+    return results
+
+
+async def reused_client_open(transport: SageMakerTransport, front: SageMakerFrontEnd, turns: int) -> list[float]:
+    """Open + one round trip on a new stream of one SDK client kept across turns (its HTTP/2 connection reused)."""
+    opener = SdkStreamOpener(
+        endpoint_uri=front.endpoint_url,
+        region=front.region,
+        credentials=transport.credentials,
+        http_client_factory=local_ca_client_factory(front.ca_file),
+    )
+    client = AsyncSageMakerRuntimeHTTP2Client(config=await opener.config())
+    timings: list[float] = []
+    from voice_agent.transport.sagemaker import OpenedStream, SageMakerConnection  # noqa: PLC0415
+
+    async def keep() -> None:
+        return None
+
+    for _ in range(turns):
+        start = time.perf_counter()
+        stream: Any = await client.invoke_endpoint_with_bidirectional_stream(transport.request())
+        connection = SageMakerConnection(OpenedStream(stream=stream, release=keep), label="reused")
+        await round_trip(connection)
+        timings.append(time.perf_counter() - start)
+        await connection.aclose()
+    await client.close()
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--turns", type=int, default=5)
+    args = parser.parse_args()
+    with BackgroundServer(create_app(), name="kokoro") as tts, tempfile.TemporaryDirectory() as tls_dir:
+        wait_until_ready(tts.http_url)
+        url = tts.ws_url + TTS_WS_PATH
+        with SageMakerFrontEnd(url, tls_dir=Path(tls_dir)) as front:
+            os.environ["SSL_CERT_FILE"] = str(front.ca_file)  # this process talks to nothing else over TLS
+            credentials = front.credentials
+            session = boto3.Session(
+                aws_access_key_id=credentials.access_key_id,
+                aws_secret_access_key=credentials.secret_access_key,
+                region_name=credentials.region,
+            )
+            sagemaker = SageMakerTransport(
+                front.endpoint_name, front.region, endpoint_uri=front.endpoint_url, session=session
+            )
+            transports: dict[str, TtsTransport] = {"ws": WsTransport(url), "sagemaker": sagemaker}
+            results = asyncio.run(measure(transports, args.rounds, args.turns))
+            reused = asyncio.run(reused_client_open(sagemaker, front, args.turns))
+    ms = 1000.0
+    rows: list[list[object]] = []
+    for what, label in (("rtt", "round trip, no synthesis"), ("ttfa", "first PCM, one sentence")):
+        ws, sm = median(results["ws"][what]) * ms, median(results["sagemaker"][what]) * ms
+        rows.append([label, f"{ws:.2f}", f"{sm:.2f}", f"{sm - ws:+.2f}", f"{sm / ws:.2f}x"])
+    open_ws = median(results["ws"]["open"]) * ms
+    open_fresh = median(results["sagemaker"]["open"]) * ms
+    open_reused = median(reused) * ms
+    rows.append(
+        [
+            "open + round trip, fresh client",
+            f"{open_ws:.2f}",
+            f"{open_fresh:.2f}",
+            f"{open_fresh - open_ws:+.2f}",
+            f"{open_fresh / open_ws:.2f}x",
+        ]
+    )
+    rows.append(
+        [
+            "open + round trip, reused client",
+            f"{open_ws:.2f}",
+            f"{open_reused:.2f}",
+            f"{open_reused - open_ws:+.2f}",
+            f"{open_reused / open_ws:.2f}x",
+        ]
+    )
+    print_table(
+        f"SageMaker front end vs direct WebSocket (ms, medians; {args.rounds} round trips, {args.turns} turns)",
+        ["measure", "ws", "sagemaker", "added", "ratio"],
+        rows,
+    )
+
+
+if __name__ == "__main__":
+    main()
