@@ -36,6 +36,10 @@ class BotoCredentialsResolver:
     async def get_identity(self, *, properties: AWSIdentityProperties) -> AWSCredentialsIdentity:
         """The current credentials, refreshed by boto3 when they are about to expire."""
         frozen = await asyncio.to_thread(self._frozen)
+        if frozen.access_key is None or frozen.secret_key is None:
+            raise TtsUnavailableError(
+                "boto3 returned credentials without an access key or secret key: check the AWS profile or role"
+            )
         return AWSCredentialsIdentity(
             access_key_id=frozen.access_key,
             secret_access_key=frozen.secret_key,
