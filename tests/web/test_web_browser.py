@@ -55,12 +55,10 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def stack(tts_server: Any) -> Iterator[RelayStack]:
-    """The whole relay on loopback, speaking through the session's TTS server (the model loads once)."""
-    from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - keep collection light
-
-    with RelayStack(tts_url=tts_server.ws_url) as running:
-        yield running
+def stack(relay_stack: RelayStack) -> RelayStack:
+    """The session's whole relay on loopback (conftest ``relay_stack``): one stack per process, since the
+    stack's moto backend and the functions' environment are process-wide."""
+    return relay_stack
 
 
 @pytest.fixture(scope="module")
