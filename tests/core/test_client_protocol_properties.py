@@ -70,7 +70,7 @@ def agent_turns(draw: st.DrawFn) -> Turn:
     for item in draw(st.lists(st.one_of(TEXT, PCM), max_size=12)):
         if isinstance(item, str):
             events.append(TextDelta(RID, text_seq, item))
-            texts.append(item)
+            texts.append(utf8_safe(item))
             text_seq += 1
         else:
             if not audio_started:
@@ -84,6 +84,15 @@ def agent_turns(draw: st.DrawFn) -> Turn:
     failed = draw(st.booleans())
     events.append(AgentError(RID, code="tts_failed", message=draw(TEXT)) if failed else AgentEnd(RID))
     return Turn(events, "".join(texts), b"".join(pcms), failed)
+
+
+def utf8_safe(text: str) -> str:
+    """What a client receives for ``text``: UTF-8 cannot carry an unpaired surrogate, so it arrives as U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 BUDGETS = st.sampled_from([1024, 3000, limits.CLIENT_FRAME_BUDGET_BYTES])

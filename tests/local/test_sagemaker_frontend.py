@@ -13,6 +13,7 @@ import asyncio
 import json
 import os
 import ssl
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -365,6 +366,10 @@ def test_client_ending_its_input_closes_the_websocket_normally(scripted: Scripte
 
     response = asyncio.run(go())
     assert len(response.events()) == 2 and not response.reset
+    # The container sees the close on its own thread, possibly after the client saw its stream end.
+    deadline = time.monotonic() + WAIT_S
+    while not scripted.log.closes and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert scripted.log.closes == [1000]
 
 
