@@ -16,11 +16,14 @@ from relay_core.errors import InvalidFieldError, InvalidJsonError, LimitExceeded
 JsonObject = dict[str, Any]
 
 
-def decode_json_object(data: str | bytes, *, max_bytes: int, what: str = "message") -> JsonObject:
-    """Decode one frame (text or binary, UTF-8) into a JSON object, enforcing a size limit."""
+def decode_json_object(data: str | bytes, *, max_bytes: int, what: str = "message", per: str = "frame") -> JsonObject:
+    """Decode one frame (text or binary, UTF-8) into a JSON object, enforcing a size limit.
+
+    ``what`` names the thing in error messages ("message", "request body") and ``per`` the unit it arrives in
+    ("frame", "request"), so an HTTP caller is told about request bodies, not frames."""
     size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
     if size > max_bytes:
-        raise LimitExceededError(f"{what} is {size} bytes; the limit is {max_bytes} bytes: send less per message")
+        raise LimitExceededError(f"{what} is {size} bytes; the limit is {max_bytes} bytes: send less per {per}")
     if isinstance(data, bytes):
         try:
             text = data.decode("utf-8")
@@ -31,11 +34,13 @@ def decode_json_object(data: str | bytes, *, max_bytes: int, what: str = "messag
     try:
         value = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
-        raise InvalidJsonError(f"{what} is not valid JSON: send one JSON object per frame") from exc
+        raise InvalidJsonError(f"{what} is not valid JSON: send one JSON object per {per}") from exc
     except ValueError as exc:  # e.g. lone surrogates, huge integers
-        raise InvalidJsonError(f"{what} is not valid JSON ({exc}): send one JSON object per frame") from exc
+        raise InvalidJsonError(f"{what} is not valid JSON ({exc}): send one JSON object per {per}") from exc
     if not isinstance(value, dict):
-        raise InvalidJsonError(f"{what} must be a JSON object with a 'type' field, not {type(value).__name__}")
+        raise InvalidJsonError(
+            f"{what} must be a JSON object, not {type(value).__name__}: send one JSON object per {per}"
+        )
     return value
 
 

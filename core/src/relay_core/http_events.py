@@ -9,8 +9,10 @@ types, and the timing headers of non-streaming answers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Final
 
 from relay_core import limits
@@ -21,6 +23,7 @@ from relay_core.agent_events import AudioStreamEnd as SseAudioStreamEnd
 from relay_core.agent_events import AudioStreamStart as SseAudioStreamStart
 from relay_core.errors import InvalidFieldError
 from relay_core.fields import JsonObject, decode_json_object, get_bool, get_number, get_str, peek_request_id
+from relay_core.tts_messages import TtsErrorCode, check_text, read_request_id
 
 SSE_AUDIO_STREAM_START: Final = AgentEventType.AUDIO_STREAM_START.value
 SSE_AUDIO_CHUNK: Final = AgentEventType.AUDIO_CHUNK.value
@@ -40,6 +43,35 @@ HEADER_INFERENCE_TIME_MS: Final = "X-Inference-Time-Ms"
 HEADER_RTF: Final = "X-RTF"
 """Real-time factor: inference time / audio duration (below 1 is faster than real time)."""
 HEADER_CHARACTERS: Final = "X-Characters-Processed"
+
+
+HTTP_STATUS: Final[Mapping[str, int]] = MappingProxyType(
+    {
+        TtsErrorCode.INVALID_JSON: 400,
+        TtsErrorCode.INVALID_MESSAGE: 400,
+        TtsErrorCode.INVALID_FIELD: 400,
+        TtsErrorCode.UNKNOWN_TYPE: 400,
+        TtsErrorCode.UNKNOWN_VOICE: 400,
+        TtsErrorCode.UNSUPPORTED_TEXT: 400,
+        TtsErrorCode.LIMIT_EXCEEDED: 413,
+        TtsErrorCode.NOT_FOUND: 404,
+        TtsErrorCode.UNKNOWN_REQUEST: 404,
+        TtsErrorCode.METHOD_NOT_ALLOWED: 405,
+        TtsErrorCode.DUPLICATE_REQUEST_ID: 409,
+        TtsErrorCode.SESSION_CLOSING: 409,
+        TtsErrorCode.QUEUE_FULL: 429,
+        TtsErrorCode.SYNTHESIS_FAILED: 500,
+        TtsErrorCode.INTERNAL: 500,
+        TtsErrorCode.MODEL_NOT_READY: 503,
+    }
+)
+"""The one HTTP status of each error code (every ``TtsErrorCode`` has one): every limit (body size, text length,
+request id length) is 413, every other mistake in a request 400, a model still loading 503."""
+
+
+def http_status(code: str) -> int:
+    """The HTTP status for an error ``code``; 500 for a code this table does not know (a server bug)."""
+    return HTTP_STATUS.get(code, 500)
 
 
 class AudioFormat(StrEnum):
@@ -96,22 +128,10 @@ class InvocationRequest:
         return obj
 
 
-def check_text(text: str, *, request_id: str | None = None) -> None:
-    """Raise ``InvalidFieldError`` unless ``text`` has something to say within ``MAX_TEXT_CHARS``."""
-    if not text.strip():
-        raise InvalidFieldError("'text' must contain something to say", request_id=request_id)
-    if len(text) > limits.MAX_TEXT_CHARS:
-        raise InvalidFieldError(
-            f"'text' has {len(text)} characters; the limit is {limits.MAX_TEXT_CHARS}: split it into several requests",
-            request_id=request_id,
-            code="limit_exceeded",
-        )
-
-
 def parse_invocation(data: str | bytes, *, default_format: AudioFormat = AudioFormat.WAV) -> InvocationRequest:
     """Parse and check a ``/invocations`` body; ``default_format`` applies when it names none (SSE answers
     default to ``pcm``). Raises only ``ProtocolError`` subclasses."""
-    obj = decode_json_object(data, max_bytes=MAX_BODY_BYTES, what="request body")
+    obj = decode_json_object(data, max_bytes=MAX_BODY_BYTES, what="request body", per="request")
     rid = peek_request_id(obj)
     text = get_str(obj, "text", required=True, request_id=rid)
     assert text is not None  # required=True guarantees it
@@ -122,9 +142,9 @@ def parse_invocation(data: str | bytes, *, default_format: AudioFormat = AudioFo
     )
     stream = get_bool(obj, "stream", default=True, request_id=rid)
     fmt = parse_audio_format(get_str(obj, "format", request_id=rid), default=default_format, request_id=rid)
-    request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS, request_id=rid)
+    request_id = read_request_id(obj, request_id=rid)
     return InvocationRequest(
-        text=text, voice=voice or None, speed=speed, stream=stream, format=fmt, request_id=request_id or None
+        text=text, voice=voice or None, speed=speed, stream=stream, format=fmt, request_id=request_id
     )
 
 
@@ -133,6 +153,7 @@ __all__ = [
     "HEADER_CHARACTERS",
     "HEADER_INFERENCE_TIME_MS",
     "HEADER_RTF",
+    "HTTP_STATUS",
     "MAX_BODY_BYTES",
     "SSE_AUDIO_CHUNK",
     "SSE_AUDIO_STREAM_END",
@@ -147,6 +168,7 @@ __all__ = [
     "SseAudioStreamStart",
     "SseError",
     "check_text",
+    "http_status",
     "parse_audio_format",
     "parse_invocation",
 ]

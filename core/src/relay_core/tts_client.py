@@ -50,7 +50,8 @@ class RequestEnded:
 
 @dataclass(frozen=True, slots=True)
 class SessionError:
-    """An ``error`` that names no pending request (e.g. a malformed message): the session goes on."""
+    """An ``error`` that ends no request: a refused frame that names no pending request, or one that repeated
+    the id of a request still queued or running (which goes on and ends on its own). The session goes on."""
 
     error: TtsError
 
@@ -97,7 +98,9 @@ class TtsClientSession:
             self._odd_byte = b""
             self.current = message.request_id
             return [RequestStarted(message)]
-        if isinstance(message, TtsError) and message.request_id not in self.pending:
+        if isinstance(message, TtsError) and (
+            message.request_id not in self.pending or self._rejects_a_live_id(message)
+        ):
             return [SessionError(message)]
         assert message.request_id is not None
         if message.request_id in self.pending:
@@ -106,6 +109,17 @@ class TtsClientSession:
             self.current = None
             self._odd_byte = b""
         return [RequestEnded(request_id=message.request_id, outcome=message)]
+
+    def _rejects_a_live_id(self, error: TtsError) -> bool:
+        """A refused frame that repeated the id of a request still live (sent twice, or the running one): the
+        latest copy is forgotten and the live request is left alone."""
+        rid = error.request_id
+        if not error.rejected or rid is None:
+            return False
+        if self.pending.count(rid) > 1:
+            del self.pending[len(self.pending) - 1 - self.pending[::-1].index(rid)]
+            return True
+        return self.current == rid
 
     def _audio(self, data: bytes) -> list[TtsClientEvent]:
         if self.current is None:

@@ -15,11 +15,12 @@ from enum import StrEnum
 from typing import Any
 
 from relay_core import limits
-from relay_core.errors import InvalidFieldError, ProtocolError, UnknownMessageTypeError
+from relay_core.errors import InvalidFieldError, LimitExceededError, ProtocolError, UnknownMessageTypeError
 from relay_core.fields import (
     JsonObject,
     decode_json_object,
     encode_json,
+    get_bool,
     get_int,
     get_number,
     get_str,
@@ -59,18 +60,55 @@ class TtsErrorCode(StrEnum):
     INTERNAL = "internal_error"
     MODEL_NOT_READY = "model_not_ready"
     """The model is still loading (or failed to load): retry when ``GET /ping`` answers 200 (HTTP routes, 503)."""
+    UNSUPPORTED_TEXT = "unsupported_text"
+    """The text is in a script the server's G2P language cannot speak; the message names the language to use."""
+    NOT_FOUND = "not_found"
+    """HTTP only: no route has this path."""
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    """HTTP only: the route exists but not with this method."""
 
 
 # --- client → server -------------------------------------------------------------------------------------
 
 
 def check_request_id(request_id: str | None) -> None:
-    """Raise ``InvalidFieldError`` unless ``request_id`` is absent or 1..MAX_REQUEST_ID_CHARS printable chars."""
+    """The one request-id rule of every route (WebSocket and HTTP): absent, or 1..MAX_REQUEST_ID_CHARS printable
+    characters. Raises ``LimitExceededError`` for a longer id, ``InvalidFieldError`` for an empty or unprintable one."""
     if request_id is None:
         return
-    if not 0 < len(request_id) <= limits.MAX_REQUEST_ID_CHARS or not request_id.isprintable():
+    if len(request_id) > limits.MAX_REQUEST_ID_CHARS:
+        raise LimitExceededError(
+            f"'request_id' has {len(request_id)} characters; the limit is {limits.MAX_REQUEST_ID_CHARS}: "
+            "use a shorter id",
+            request_id=request_id,
+        )
+    if not request_id or not request_id.isprintable():
         raise InvalidFieldError(
-            f"'request_id' must be 1 to {limits.MAX_REQUEST_ID_CHARS} printable characters",
+            f"'request_id' must be 1 to {limits.MAX_REQUEST_ID_CHARS} printable characters; "
+            "leave it out to have the server assign one",
+        )
+
+
+def read_request_id(obj: JsonObject, *, request_id: str | None = None) -> str | None:
+    """The ``request_id`` field of a client message or request body, checked by :func:`check_request_id`."""
+    value = get_str(obj, "request_id", request_id=request_id)
+    try:
+        check_request_id(value)
+    except ProtocolError as exc:
+        exc.request_id = exc.request_id or request_id
+        raise
+    return value
+
+
+def check_text(text: str, *, request_id: str | None = None) -> None:
+    """The one text rule of every route: something to say, at most ``MAX_TEXT_CHARS`` characters. Raises
+    ``InvalidFieldError`` for blank text and ``LimitExceededError`` for too much."""
+    if not text.strip():
+        raise InvalidFieldError("'text' must contain something to say", request_id=request_id)
+    if len(text) > limits.MAX_TEXT_CHARS:
+        raise LimitExceededError(
+            f"'text' has {len(text)} characters; the limit is {limits.MAX_TEXT_CHARS}: split it into several requests",
+            request_id=request_id,
         )
 
 
@@ -90,15 +128,7 @@ class Synthesize:
         """Raise a ``ProtocolError`` subclass if any field breaks the protocol's rules."""
         check_request_id(self.request_id)
         rid = self.request_id
-        if not self.text.strip():
-            raise InvalidFieldError("'text' must contain something to say", request_id=rid)
-        if len(self.text) > limits.MAX_TEXT_CHARS:
-            raise InvalidFieldError(
-                f"'text' has {len(self.text)} characters; the limit is {limits.MAX_TEXT_CHARS}: "
-                "split it into several synthesize requests",
-                request_id=rid,
-                code="limit_exceeded",
-            )
+        check_text(self.text, request_id=rid)
         if not limits.MIN_SPEED <= self.speed <= limits.MAX_SPEED:
             raise InvalidFieldError(
                 f"'speed' must be between {limits.MIN_SPEED} and {limits.MAX_SPEED}; got {self.speed}",
@@ -158,7 +188,7 @@ def _parse_synthesize(obj: JsonObject, rid: str | None) -> Synthesize:
         maximum=limits.MAX_SPEED,
         request_id=rid,
     )
-    request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS, request_id=rid)
+    request_id = read_request_id(obj, request_id=rid)
     assert text is not None  # required=True guarantees it
     try:
         return Synthesize(text=text, voice=voice or None, speed=speed, request_id=request_id)
@@ -176,8 +206,7 @@ def parse_client_message(data: str | bytes) -> ClientMessage:
     if kind == TtsMessageType.SYNTHESIZE:
         return _parse_synthesize(obj, rid)
     if kind == TtsMessageType.CANCEL:
-        request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS, request_id=rid)
-        return Cancel(request_id=request_id)
+        return Cancel(request_id=read_request_id(obj, request_id=rid))
     if kind == TtsMessageType.CLOSE:
         return Close()
     accepted = ", ".join(t.value for t in (TtsMessageType.SYNTHESIZE, TtsMessageType.CANCEL, TtsMessageType.CLOSE))
@@ -225,16 +254,23 @@ class SynthesisCancelled:
 
 @dataclass(frozen=True, slots=True)
 class TtsError:
-    """Something about one message or request failed; the session goes on."""
+    """Something about one message or request failed; the session goes on.
+
+    ``rejected`` tells the two kinds apart. True: the server refused one client frame (bad JSON, a duplicate or
+    unknown id, an unknown voice, a full queue...); nothing was queued by that frame and no other request changed,
+    so ``request_id`` (the id the frame named, if any) may belong to a request that is still running and will end
+    on its own. False: the request ``request_id`` was accepted and has now ended with this error."""
 
     code: str
     message: str
     request_id: str | None = None
+    rejected: bool = False
     type: str = field(default=TtsMessageType.ERROR.value, init=False)
 
     @classmethod
-    def from_exception(cls, exc: ProtocolError) -> TtsError:
-        return cls(code=exc.code, message=exc.message, request_id=exc.request_id)
+    def from_exception(cls, exc: ProtocolError, *, rejected: bool = True) -> TtsError:
+        """A protocol error as an ``error`` message: by default a rejected frame."""
+        return cls(code=exc.code, message=exc.message, request_id=exc.request_id, rejected=rejected)
 
 
 ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsError
@@ -283,6 +319,7 @@ def parse_server_message(data: str | bytes) -> ServerMessage:
                 code=get_str(obj, "code") or TtsErrorCode.INTERNAL.value,
                 message=get_str(obj, "message") or "",
                 request_id=rid,
+                rejected=get_bool(obj, "rejected", default=False),
             )
     except (KeyError, TypeError, ValueError) as exc:
         raise InvalidFieldError(f"server message {kind!r} has a missing or malformed field: {exc}") from exc

@@ -9,8 +9,9 @@ The I/O layer (the container's WebSocket handler) does three things and nothing 
    :attr:`should_close` is true.
 
 Guarantees: requests run one at a time in arrival order; every request that is accepted ends with exactly one
-of ``synthesis_complete``, ``synthesis_cancelled`` or ``error``; every control message carries the request id;
-bad input produces an ``error`` frame and never changes the state of other requests; after ``close`` no new
+of ``synthesis_complete``, ``synthesis_cancelled`` or ``error`` (``"rejected": false``); every control message
+carries the request id; bad input produces an ``error`` frame with ``"rejected": true`` and never changes the state
+of any request (not even one whose id the refused frame repeated); after ``close`` no new
 request is accepted and the socket is closed with 1000 once the queue is drained.
 """
 
@@ -248,7 +249,7 @@ class TtsServerSession:
         """End the running request with an ``error``; the session goes on with the next one."""
         self._require_running(request_id)
         self._running = None
-        self._error(code, message, request_id)
+        self._emit(TtsError(code=str(code), message=message, request_id=request_id, rejected=False))
         self._maybe_close()
 
     def _require_running(self, request_id: str) -> RunningRequest:
@@ -291,7 +292,8 @@ class TtsServerSession:
             self.state = SessionState.CLOSED
 
     def _error(self, code: str, message: str, request_id: str | None) -> None:
-        self._emit(TtsError(code=str(code), message=message, request_id=request_id))
+        """Refuse one client frame: an ``error`` with ``rejected`` true (no request changed state)."""
+        self._emit(TtsError(code=str(code), message=message, request_id=request_id, rejected=True))
 
     def _emit(self, message: ServerMessage) -> None:
         self._out.append(serialize(message))
