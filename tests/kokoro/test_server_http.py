@@ -150,8 +150,10 @@ def test_invocation_errors_are_json_with_a_status(tts_server: Any) -> None:
         ({"voice": "jf_alpha"}, 400, "invalid_field"),
         ({"text": TEXT, "voice": "zz_nobody"}, 400, "unknown_voice"),
         ({"text": TEXT, "speed": 9}, 400, "invalid_field"),
-        ({"text": TEXT, "format": "aac"}, 400, "invalid_field"),
-        ({"text": "x" * (limits.MAX_TEXT_CHARS + 1)}, 400, "limit_exceeded"),
+        ({"text": TEXT, "format": "wma"}, 400, "invalid_field"),
+        ({"text": TEXT, "request_id": ""}, 400, "invalid_field"),  # the WebSocket's request-id rule
+        ({"text": "x" * (limits.MAX_TEXT_CHARS + 1)}, 413, "limit_exceeded"),  # one status per code
+        ({"text": TEXT, "request_id": "r" * (limits.MAX_REQUEST_ID_CHARS + 1)}, 413, "limit_exceeded"),
         (json.dumps({"text": "x" * limits.MAX_MESSAGE_BYTES}).encode(), 413, "limit_exceeded"),
     ]
     with client(tts_server) as http:
@@ -164,6 +166,19 @@ def test_invocation_errors_are_json_with_a_status(tts_server: Any) -> None:
             error = reply.json()["error"]
             assert error["code"] == code
             assert error["message"]
+            assert "frame" not in error["message"]  # HTTP callers send request bodies
+
+
+def test_unknown_paths_and_methods_answer_json(tts_server: Any) -> None:
+    with client(tts_server) as http:
+        missing = http.get("/no/such/path")
+        wrong_method = http.get("/invocations")
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "not_found"
+    assert "/invocations" in missing.json()["error"]["message"]
+    assert wrong_method.status_code == 405
+    assert wrong_method.json()["error"]["code"] == "method_not_allowed"
+    assert wrong_method.headers["allow"] == "POST"
 
 
 def test_openai_speech_and_voices(tts_server: Any) -> None:

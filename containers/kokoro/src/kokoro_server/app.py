@@ -13,14 +13,26 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
 
 from kokoro_server import http_api, ws_session
 from kokoro_server.config import ServerConfig
+from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import ServerState
 
 logger = logging.getLogger(__name__)
+
+
+async def json_http_error(_request: Request, exc: Exception) -> Response:
+    """404, 405 and Starlette's other HTTP errors as JSON ``{"error": {"code", "message"}}`` like every answer."""
+    assert isinstance(exc, HTTPException)
+    response = http_exception(exc.status_code, exc.detail).response()
+    response.headers.update(exc.headers or {})
+    return response
 
 
 def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | None = None) -> Starlette:
@@ -46,6 +58,10 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
             state.scheduler = None
             await asyncio.to_thread(scheduler.shutdown)
 
-    app = Starlette(routes=[*http_api.routes, *ws_session.routes], lifespan=lifespan)
+    app = Starlette(
+        routes=[*http_api.routes, *ws_session.routes],
+        lifespan=lifespan,
+        exception_handlers={HTTPException: json_http_error},
+    )
     app.state.server = state
     return app

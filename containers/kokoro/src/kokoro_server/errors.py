@@ -11,10 +11,9 @@ from dataclasses import dataclass
 from starlette.responses import JSONResponse
 
 from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
-from relay_core.errors import LimitExceededError, ProtocolError
+from relay_core.errors import ProtocolError
+from relay_core.http_events import http_status
 from relay_core.tts_messages import TtsErrorCode
-
-MODEL_NOT_READY = "model_not_ready"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,32 +24,48 @@ class WireError:
     code: str
     message: str
 
+    @classmethod
+    def of(cls, code: str, message: str) -> WireError:
+        """An error with its code's one HTTP status (``relay_core.http_events.HTTP_STATUS``)."""
+        return cls(status=http_status(code), code=str(code), message=message)
+
     def response(self) -> JSONResponse:
         return JSONResponse({"error": {"code": self.code, "message": self.message}}, status_code=self.status)
 
 
 def from_protocol_error(exc: ProtocolError) -> WireError:
-    status = 413 if isinstance(exc, LimitExceededError) else 400
-    return WireError(status=status, code=exc.code, message=exc.message)
+    return WireError.of(exc.code, exc.message)
 
 
 def from_engine_error(exc: EngineError) -> WireError:
     """Unknown voice and bad arguments are the client's (400); anything else failed in the model (500)."""
     if isinstance(exc, UnknownVoiceError):
-        return WireError(status=400, code=TtsErrorCode.UNKNOWN_VOICE.value, message=str(exc))
+        return WireError.of(TtsErrorCode.UNKNOWN_VOICE, str(exc))
     if isinstance(exc, InvalidRequestError):
-        return WireError(status=400, code=TtsErrorCode.INVALID_FIELD.value, message=str(exc))
-    return WireError(status=500, code=TtsErrorCode.SYNTHESIS_FAILED.value, message=f"synthesis failed: {exc}")
+        return WireError.of(TtsErrorCode.INVALID_FIELD, str(exc))
+    return WireError.of(TtsErrorCode.SYNTHESIS_FAILED, f"synthesis failed: {exc}")
 
 
 def internal_error(exc: BaseException) -> WireError:
     """An unexpected failure (a bug): reported without details beyond the exception type; the log has the rest."""
-    return WireError(
-        status=500,
-        code=TtsErrorCode.INTERNAL.value,
-        message=f"internal error ({type(exc).__name__}); the server log has the details: retry, or report it",
+    return WireError.of(
+        TtsErrorCode.INTERNAL,
+        f"internal error ({type(exc).__name__}); the server log has the details: retry, or report it",
     )
 
 
 def not_ready(reason: str) -> WireError:
-    return WireError(status=503, code=MODEL_NOT_READY, message=reason)
+    return WireError.of(TtsErrorCode.MODEL_NOT_READY, reason)
+
+
+def http_exception(status: int, detail: str) -> WireError:
+    """Starlette's own HTTP errors (an unknown path, a wrong method) in the same JSON shape as every other."""
+    if status == 404:
+        return WireError.of(
+            TtsErrorCode.NOT_FOUND,
+            f"{detail}: the routes are GET /ping, POST /invocations, "
+            "WS /invocations-bidirectional-stream and the OpenAI-compatible /v1/... (docs/server.md)",
+        )
+    if status == 405:
+        return WireError.of(TtsErrorCode.METHOD_NOT_ALLOWED, f"{detail}: this path takes another HTTP method")
+    return WireError(status=status, code=TtsErrorCode.INVALID_MESSAGE.value, message=detail)

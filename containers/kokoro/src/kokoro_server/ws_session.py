@@ -5,8 +5,9 @@ binary; SageMaker sends binary) goes into the session, and whatever the session 
 through one lock. A synthesis task takes the session's requests one at a time and renders them segment by
 segment through the shared scheduler, sending each segment's PCM as soon as it exists.
 
-Guarantees: a cancel stops the running request at the next segment boundary (the segment in progress is
-discarded); an engine failure ends that request with ``error`` and the session goes on; after ``close`` the queue
+Guarantees: a cancel drops the request's queued scheduler job at once (a segment waiting for a worker never
+runs) and stops the running request at the next segment boundary (the segment in progress is discarded); an
+engine failure ends that request with ``error`` and the session goes on; after ``close`` the queue
 is finished and the socket closed with 1000; when the client goes away, the session's queued job is dropped at once
 and nothing more of it is rendered.
 """
@@ -90,8 +91,17 @@ class TtsConnection:
             if self._closed:
                 continue
             self.session.receive_frame(data)
+            self._drop_cancelled_work()
             self._wake.set()
             await self._flush()
+
+    def _drop_cancelled_work(self) -> None:
+        """Once the running request is cancelled, drop its queued scheduler job at once: a segment waiting for a
+        worker never runs (its awaiter in :meth:`_speak` sees the drop); one already running finishes and is
+        discarded, so the request stops at that segment boundary."""
+        rid = self.session.running_request_id
+        if rid is not None and self.session.is_cancelled(rid):
+            self.scheduler.cancel_session(self.jobs, close=False)
 
     async def _synthesis_loop(self) -> None:
         while True:
@@ -120,6 +130,12 @@ class TtsConnection:
                     await self._flush()
                     if self.session.is_cancelled(rid):
                         break
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling() == 0 and self.session.is_cancelled(rid):
+                pass  # our queued job was dropped by the cancel (not this task cancelled): the request ends below
+            else:
+                raise
         except EngineError as exc:
             wire = from_engine_error(exc)
             self.session.fail_request(rid, code=wire.code, message=wire.message)
