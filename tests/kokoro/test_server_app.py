@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -19,6 +22,7 @@ from kokoro_server import config as config_module
 from kokoro_server.app import create_app
 from kokoro_server.cli import main, parse_command
 from kokoro_server.config import ConfigError, ServerConfig, default_workers
+from relay_core import agent_defaults
 
 
 @pytest.mark.slow
@@ -170,22 +174,93 @@ def kokoro_server_script(*args: str) -> Iterator[str]:
         process.wait(timeout=30)
 
 
-def settled_ping(url: str) -> httpx.Response:
-    """``/ping`` once the model has finished loading (or failed to)."""
+def settled_ping(url: str, within_s: float = 180.0) -> httpx.Response:
+    """``/ping`` once the model has finished loading (or failed to); fails after ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
     with httpx.Client(base_url=url, timeout=60) as http:
         reply = http.get("/ping")
         while reply.json()["status"] == "loading":
+            assert time.monotonic() < deadline, f"/ping still says loading after {within_s} s"
+            time.sleep(0.2)
             reply = http.get("/ping")
         return reply
 
 
-def test_the_kokoro_server_script_serves_the_app() -> None:
-    """The installed script starts uvicorn with the app; a bad model path keeps /ping at 503 with the reason."""
-    with kokoro_server_script("--model", "/nonexistent/m.onnx") as url:
-        reply = settled_ping(url)
-    assert reply.status_code == 503
-    assert reply.json()["status"] == "failed"
-    assert "/nonexistent/m.onnx" in reply.json()["error"]["message"]
+@pytest.mark.slow
+def test_a_model_that_cannot_load_stops_the_server_with_the_reason() -> None:
+    """The installed script serves (the port opens at once), then exits 1 with the reason when the model fails to
+    load, instead of answering 503 forever."""
+    script = Path(sys.executable).with_name("kokoro-server")
+    process = subprocess.Popen(
+        [str(script), "--host", "127.0.0.1", "--port", "0", "--lang", "klingon"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        _, stderr = process.communicate(timeout=180)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+    assert process.returncode == 1
+    assert re.search(r"running on http://127\.0\.0\.1:\d+", stderr, re.IGNORECASE)
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("kokoro-server: the model failed to load:")
+    assert "klingon" in last
+    assert "en-us" in last  # says what to use instead
+
+
+def test_local_defaults_meet_the_agent_and_serve_keeps_the_image_port() -> None:
+    config, _ = parse_command([], {})
+    agent_tts = urlsplit(agent_defaults.LOCAL_TTS_URL)
+    assert (config.host, config.port) == (agent_tts.hostname, agent_tts.port)
+    assert config.port != agent_defaults.LOCAL_AGENT_PORT
+    served, _ = parse_command(["serve"], {})
+    assert (served.host, served.port) == ("0.0.0.0", agent_defaults.IMAGE_PORT)
+    assert parse_command([], {"KOKORO_PORT": "0"})[0].port == 0  # 0 (a free port) is a value, not "unset"
+
+
+def test_serve_help_is_its_own_and_version_is_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_command(["serve", "--help"], {})
+    assert exited.value.code == 0
+    serve_help = capsys.readouterr().out
+    assert serve_help.startswith("usage: kokoro-server serve")
+    assert "0.0.0.0:8080" in serve_help
+    with pytest.raises(SystemExit):
+        parse_command(["--help"], {})
+    top_help = capsys.readouterr().out
+    assert top_help != serve_help
+    assert "127.0.0.1" in top_help and str(agent_defaults.LOCAL_TTS_PORT) in top_help
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"kokoro-server {importlib.metadata.version('kokoro-server')}"
+
+
+def test_cors_is_off_by_default_and_allows_only_the_configured_origins() -> None:
+    preflight = {"Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"}
+    plain = TestClient(create_app(ServerConfig()))  # no lifespan: routes answer 503 (no model), headers still show
+    assert "access-control-allow-origin" not in plain.get("/ping", headers={"Origin": "http://localhost:3000"}).headers
+    assert "access-control-allow-origin" not in plain.options("/v1/audio/speech", headers=preflight).headers
+    config, _ = parse_command(["--cors-origins", "http://localhost:3000, https://app.example/"], {})
+    assert config.cors_origins == ("http://localhost:3000", "https://app.example")
+    browser = TestClient(create_app(config))
+    allowed = browser.options("/v1/audio/speech", headers=preflight)
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert (
+        "x-audio-duration"
+        in browser.get("/ping", headers={"Origin": "http://localhost:3000"})
+        .headers["access-control-expose-headers"]
+        .lower()
+    )
+    refused = browser.options("/v1/audio/speech", headers={**preflight, "Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in refused.headers
+    assert ServerConfig.from_env({"KOKORO_CORS_ORIGINS": "*"}).cors_origins == ("*",)
+    with pytest.raises(ConfigError, match="origin"):
+        ServerConfig(cors_origins=("localhost:3000",))
 
 
 def test_engine_torch_with_no_weights_directory_speaks_with_the_converted_weights(

@@ -14,6 +14,8 @@ from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -23,6 +25,7 @@ from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import ServerState
+from relay_core.http_events import HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +36,23 @@ async def json_http_error(_request: Request, exc: Exception) -> Response:
     response = http_exception(exc.status_code, exc.detail).response()
     response.headers.update(exc.headers or {})
     return response
+
+
+def cors(origins: tuple[str, ...]) -> list[Middleware]:
+    """CORS for browser callers of the HTTP routes, only when origins are configured (off by default). Browsers
+    may read the timing headers; WebSockets are not subject to CORS."""
+    if not origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", "Accept", "Authorization"],
+            expose_headers=[HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF],
+            max_age=600,
+        )
+    ]
 
 
 def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | None = None) -> Starlette:
@@ -61,6 +81,7 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
     app = Starlette(
         routes=[*http_api.routes, *ws_session.routes],
         lifespan=lifespan,
+        middleware=cors(settings.cors_origins),
         exception_handlers={HTTPException: json_http_error},
     )
     app.state.server = state

@@ -1,35 +1,71 @@
 """``kokoro-server``: run the TTS container app, locally or as SageMaker's ``serve``; convert weights.
 
 - ``kokoro-server [--host H] [--port N] [--engine onnx|torch] [--model PATH] [--voices PATH] [--weights-dir DIR]
-  [--default-voice V] [--lang L] [--workers N] [--threads N]``: serve (options override ``KOKORO_*`` variables).
+  [--default-voice V] [--lang L] [--workers N] [--threads N] [--cors-origins O,...]``: serve locally, by default on
+  127.0.0.1:8081 (where the voice agent's default TTS URL points); options override ``KOKORO_*`` variables.
 - ``kokoro-server serve``: what SageMaker runs: the same app on 0.0.0.0:8080, settings from the environment.
 - ``kokoro-server convert-weights ...``: hand the rest of the arguments to the weights converter (needs the
   ``torch`` extra, imported only then).
+- ``kokoro-server --version``.
+
+A model that cannot load (a bad path, ``--lang klingon``) stops the server: the command exits with status 1 and
+the reason on stderr, instead of answering 503 forever.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import uvicorn
 
 from kokoro_server.app import create_app
-from kokoro_server.config import ENGINE_NAMES, SAGEMAKER_HOST, SAGEMAKER_PORT, ConfigError, ServerConfig
+from kokoro_server.config import (
+    ENGINE_NAMES,
+    LOCAL_HOST,
+    LOCAL_PORT,
+    SAGEMAKER_HOST,
+    SAGEMAKER_PORT,
+    ConfigError,
+    ServerConfig,
+)
+
+PROG = "kokoro-server"
+LOAD_FAILED = 1
+"""Exit status when the model could not be loaded."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kokoro-server",
-        description="Kokoro-82M TTS server: GET /ping, POST /invocations, WS /invocations-bidirectional-stream.",
-        epilog="Subcommands: 'serve' (SageMaker: 0.0.0.0:8080, settings from KOKORO_* variables), "
-        "'convert-weights ...' (see 'kokoro-server convert-weights --help').",
-    )
-    parser.add_argument("--host", help="address to listen on (default KOKORO_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="port (default KOKORO_PORT or 8080; 0 picks a free one)")
+def version() -> str:
+    return importlib.metadata.version("kokoro-server")
+
+
+def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
+    if sagemaker:
+        parser = argparse.ArgumentParser(
+            prog=f"{PROG} serve",
+            description=f"What SageMaker (and the images) run: the TTS app on {SAGEMAKER_HOST}:{SAGEMAKER_PORT}, "
+            "settings from KOKORO_* variables (the options below override them).",
+        )
+        host_default = f"{SAGEMAKER_HOST}"
+        port_default = f"{SAGEMAKER_PORT}"
+    else:
+        parser = argparse.ArgumentParser(
+            prog=PROG,
+            description="Kokoro-82M TTS server: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, "
+            "POST /v1/audio/speech (OpenAI-compatible).",
+            epilog=f"Subcommands: 'serve' (SageMaker: {SAGEMAKER_HOST}:{SAGEMAKER_PORT}, settings from KOKORO_* "
+            f"variables; see '{PROG} serve --help'), 'convert-weights ...' (see '{PROG} convert-weights --help').",
+        )
+        host_default = f"KOKORO_HOST or {LOCAL_HOST}"
+        port_default = f"KOKORO_PORT or {LOCAL_PORT}, where the voice agent looks by default"
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
+    parser.add_argument("--host", help=f"address to listen on (default {host_default})")
+    parser.add_argument("--port", type=int, help=f"port (default {port_default}; 0 picks a free one)")
     parser.add_argument("--engine", choices=ENGINE_NAMES, help="inference backend (default KOKORO_ENGINE or onnx)")
     parser.add_argument("--model", type=Path, help="ONNX model file (default: the embedded int8 Kokoro-82M)")
     parser.add_argument("--voices", type=Path, help="voice packs (.npz/.bin file, or a directory of .pt)")
@@ -40,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
         "--workers", type=int, help="inference worker threads (default: cores + 1, at most 8, for onnx; 2 for torch)"
     )
     parser.add_argument("--threads", type=int, help="CPU threads per inference (default: every core)")
+    parser.add_argument(
+        "--cors-origins",
+        help="comma-separated origins allowed to call the HTTP routes from a browser, or '*' "
+        "(default KOKORO_CORS_ORIGINS or none: CORS off)",
+    )
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return parser
 
@@ -58,13 +99,31 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         lang=args.lang,
         workers=args.workers,
         threads=args.threads,
+        cors_origins=None if args.cors_origins is None else ServerConfig.parse_origins(args.cors_origins),
     )
 
 
-def serve(config: ServerConfig, *, log_level: str = "info") -> None:
-    """Run the app under uvicorn until interrupted."""
+def serve(config: ServerConfig, *, log_level: str = "info") -> int:
+    """Run the app under uvicorn until interrupted; 0 then. If the model fails to load the server stops and the
+    reason goes to stderr: returns :data:`LOAD_FAILED`."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    uvicorn.run(create_app(config), host=config.host, port=config.port, log_level=log_level, ws="websockets-sansio")
+    app = create_app(config)
+    state = app.state.server
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=config.host, port=config.port, log_level=log_level, ws="websockets-sansio")
+    )
+
+    def stop_if_the_load_fails() -> None:
+        state.settled.wait()
+        if state.load_error is not None:
+            server.should_exit = True
+
+    threading.Thread(target=stop_if_the_load_fails, name="kokoro-load-watch", daemon=True).start()
+    server.run()
+    if state.load_error is not None:
+        print(f"{PROG}: the model failed to load: {state.load_error}", file=sys.stderr)
+        return LOAD_FAILED
+    return 0
 
 
 def parse_command(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> tuple[ServerConfig, str]:
@@ -74,7 +133,7 @@ def parse_command(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     sagemaker = args_list[:1] == ["serve"]
     if sagemaker:
         args_list = args_list[1:]
-    parser = _parser()
+    parser = _parser(sagemaker=sagemaker)
     args = parser.parse_args(args_list)
     try:
         config = config_from_args(args, environ)
@@ -93,8 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return convert_main(args_list[1:])
     config, log_level = parse_command(args_list)
-    serve(config, log_level=log_level)
-    return 0
+    return serve(config, log_level=log_level)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ Environment variables (all optional):
 - ``KOKORO_DEFAULT_VOICE``, ``KOKORO_LANG`` (espeak-ng language, default ``en-us``).
 - ``KOKORO_THREADS``: CPU threads per inference (default: every core).
 - ``KOKORO_WORKERS``: inference worker threads of the scheduler (default 1; see docs/server.md).
-- ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8080).
+- ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
+  (the default) means no CORS headers at all.
+- ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8081, the port the voice
+  agent's default TTS URL points at; ``kokoro-server serve`` and the images use 0.0.0.0:8080).
 """
 
 from __future__ import annotations
@@ -22,11 +25,16 @@ from pathlib import Path
 from typing import Literal
 
 from kokoro_server.engines import EngineConfig
+from relay_core import agent_defaults
 
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 """Where SageMaker unpacks the model artefacts (the torch weights cache) inside the container."""
 SAGEMAKER_HOST = "0.0.0.0"
-SAGEMAKER_PORT = 8080
+SAGEMAKER_PORT = agent_defaults.IMAGE_PORT
+"""What ``kokoro-server serve`` (the images, SageMaker) listens on."""
+LOCAL_HOST = agent_defaults.LOCAL_HOST
+LOCAL_PORT = agent_defaults.LOCAL_TTS_PORT
+"""``kokoro-server``'s local default: where the voice agent's default TTS URL points, so both run with no flags."""
 
 EngineName = Literal["onnx", "torch"]
 ENGINE_NAMES: tuple[EngineName, ...] = ("onnx", "torch")
@@ -65,8 +73,10 @@ class ServerConfig:
     threads: int | None = None
     workers: int | None = None
     """Inference worker threads; None = :func:`default_workers` for the engine."""
-    host: str = "127.0.0.1"
-    port: int = SAGEMAKER_PORT
+    host: str = LOCAL_HOST
+    port: int = LOCAL_PORT
+    cors_origins: tuple[str, ...] = ()
+    """Origins allowed to call the HTTP routes from a browser (``("*",)`` for any); empty = CORS off."""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINE_NAMES:
@@ -77,6 +87,17 @@ class ServerConfig:
             raise ConfigError(f"threads={self.threads}: use a positive number, or leave it unset for every core")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port {self.port} is out of range: use 0..65535")
+        for origin in self.cors_origins:
+            if origin != "*" and not origin.startswith(("http://", "https://")):
+                raise ConfigError(
+                    f"CORS origin {origin!r} is not an origin: use scheme://host[:port] (e.g. http://localhost:3000) "
+                    "or '*'"
+                )
+
+    @staticmethod
+    def parse_origins(text: str) -> tuple[str, ...]:
+        """``"http://a, https://b"`` → ``("http://a", "https://b")`` (a trailing slash is dropped)."""
+        return tuple(origin.strip().rstrip("/") for origin in text.split(",") if origin.strip())
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerConfig:
@@ -116,8 +137,9 @@ class ServerConfig:
             lang=text("KOKORO_LANG") or "en-us",
             threads=number("KOKORO_THREADS"),
             workers=number("KOKORO_WORKERS"),
-            host=text("KOKORO_HOST") or "127.0.0.1",
-            port=number("KOKORO_PORT") or SAGEMAKER_PORT,
+            cors_origins=cls.parse_origins(text("KOKORO_CORS_ORIGINS") or ""),
+            host=text("KOKORO_HOST") or LOCAL_HOST,
+            port=LOCAL_PORT if (port := number("KOKORO_PORT")) is None else port,
         )
 
     @property
