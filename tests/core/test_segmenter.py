@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from relay_core.segmenter import SentenceSegmenter, split_sentences, split_to_fit
+from relay_core.segmenter import SentenceSegmenter, first_fragment, split_sentences, split_to_fit
 
 
 @pytest.mark.parametrize(
@@ -197,7 +197,7 @@ def test_pending_drops_leading_whitespace() -> None:
         # the first clause goes early once it holds enough words; later ones wait for the sentence end
         (
             "Well, I think that, honestly, it is fine. And then, more.",
-            3,
+            4,
             ["Well, I think that,", "honestly, it is fine.", "And then, more."],
         ),
         ("Sure; let me check that for you. Done.", 1, ["Sure;", "let me check that for you.", "Done."]),
@@ -207,8 +207,8 @@ def test_pending_drops_leading_whitespace() -> None:
         # not enough words before any clause mark: the first sentence is emitted whole
         ("Yes, sure. Next, one.", 3, ["Yes, sure.", "Next, one."]),
         # marks that are not clause ends: numbers, times, hyphenated words, ranges
-        ("It costs 1,000 at 10:30 for well-known 2010–2020 fans. Ok.", 1, [
-            "It costs 1,000 at 10:30 for well-known 2010–2020 fans.", "Ok."]),
+        ("Buy 1,000 apples 10:30 sharp, well-known 2010–2020 fans. Ok.", 5, [
+            "Buy 1,000 apples 10:30 sharp,", "well-known 2010–2020 fans.", "Ok."]),
         # a sentence that ends before the first clause mark comes first
         ("Hi there. Well, then, go.", 1, ["Hi there.", "Well, then, go."]),
     ],
@@ -217,6 +217,57 @@ def test_first_fragment_policy(text: str, words: int, expected: list[str]) -> No
     assert SentenceSegmenter(first_fragment_words=words).feed(text) == expected[:-1]
     segmenter = SentenceSegmenter(first_fragment_words=words)
     assert segmenter.feed(text) + segmenter.flush() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "expected"),
+    [
+        # no clause mark early: cut before a conjunction or preposition once the fragment has enough words
+        ("Your order left the warehouse this morning and should arrive by Thursday. Ok.", 4, [
+            "Your order left the warehouse this morning", "and should arrive by Thursday.", "Ok."]),
+        ("I checked the calendar for next week. Ok.", 4, ["I checked the calendar", "for next week.", "Ok."]),
+        ("There are three things you need before the appointment.", 4, [
+            "There are three things you need", "before the appointment."]),
+        # never after an article, an auxiliary or another phrase starter
+        ("The flight was delayed because of fog at the airport.", 5, [
+            "The flight was delayed because of fog", "at the airport."]),
+        ("We will ship the parcel to you soon.", 3, ["We will ship the parcel", "to you soon."]),
+        # a starter inside a longer word is no starter: "android", "inform"
+        ("I set the android inform page now.", 3, ["I set the android inform page now."]),
+        # a clause mark that comes first still wins
+        ("Thanks for waiting, I found it in the list.", 2, ["Thanks for waiting,", "I found it in the list."]),
+        # the hard cap: three times the minimum, when no boundary comes
+        ("One two three four five six seven eight. Ok.", 2, ["One two three four five six", "seven eight.", "Ok."]),
+        # a sentence shorter than the boundary is emitted whole
+        ("Sure thing. And then, more.", 4, ["Sure thing.", "And then, more."]),
+    ],
+)  # fmt: skip
+def test_first_fragment_cuts_at_a_phrase_boundary(text: str, words: int, expected: list[str]) -> None:
+    segmenter = SentenceSegmenter(first_fragment_words=words)
+    assert segmenter.feed(text) + segmenter.flush() == expected
+    assert first_fragment(text, words=words)[0] == expected[0]
+
+
+def test_first_fragment_waits_for_the_whole_next_word() -> None:
+    segmenter = SentenceSegmenter(first_fragment_words=2)
+    emitted = feed_chars(segmenter, "We left the house and went")
+    # "and" is known to be a whole word only on the space after it (index 21)
+    assert emitted == [(21, ["We left the house"])]
+
+
+def test_first_fragment_max_words() -> None:
+    segmenter = SentenceSegmenter(first_fragment_words=2, first_fragment_max_words=3)
+    assert segmenter.feed("Eins zwei drei vier fünf. ") == ["Eins zwei drei", "vier fünf."]
+    with pytest.raises(ValueError, match="first_fragment_max_words"):
+        SentenceSegmenter(first_fragment_words=4, first_fragment_max_words=3)
+
+
+def test_first_fragment_function_returns_the_rest_of_the_source() -> None:
+    assert first_fragment("We left the house and went home.\n\nNext.", words=2) == (
+        "We left the house",
+        " and went home.\n\nNext.",
+    )
+    assert first_fragment("   ", words=2) == ("", "")
 
 
 def test_first_fragment_is_emitted_on_the_whitespace_after_the_mark() -> None:

@@ -6,8 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relay_core.segmenter import SentenceSegmenter, split_sentences, split_to_fit
+from relay_core.text.boundaries import MAX_PHRASE_WORD_CHARS
 
 WORDS = ["hello", "World", "the", "agent", "speaks", "Then", "it", "Kokoro", "voice", "a", "I", "x"]
+WORDS += ["and", "for", "because", "android", "(to", "throughout", "throughoutness"]  # phrase starters, or nearly
 ABBREVIATIONS = ["Mr.", "Mrs.", "Dr.", "St.", "e.g.", "i.e.", "etc.", "U.S.", "vs.", "a.m.", "p.m.", "Inc.", "Jr."]
 NUMBERS = ["3.14", "v1.2.3", "10.5%", "1.", "2)", "42", "1,000", "10:30", "2010–2020"]
 LINKS = ["https://example.com/a.b?x=1", "john.doe@mail.co.uk", "example.com.", "http://a.io/x,y"]
@@ -132,9 +134,10 @@ def test_pending_holds_exactly_what_was_not_emitted(case: tuple[str, list[int], 
         previous = cut
         assert "".join(map(squash, emitted)) + squash(segmenter.pending) == squash(text[:cut])
         # only the undecided end stays buffered: at most max_chars, plus the few characters that decide
-        # it (whitespace, markdown emphasis, a list marker such as "\n123. " or "\n###### ")
+        # it (whitespace, markdown emphasis, a list marker such as "\n123. " or "\n###### ", or, for a first
+        # fragment, the next word up to MAX_PHRASE_WORD_CHARS: is it a phrase starter?)
         undecided = segmenter.pending.rstrip().rstrip("*_`~").rstrip()
-        assert len(undecided) <= max_chars + 8
+        assert len(undecided) <= max_chars + (8 if first is None else 2 + MAX_PHRASE_WORD_CHARS)
 
 
 PLAIN_WORDS = ["hello", "World", "agent", "speaks", "Kokoro", "voice", "3.14", "example.com"]

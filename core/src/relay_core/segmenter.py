@@ -60,9 +60,19 @@ within those ``max_chars`` characters: after the last clause mark (``, ; :`` fol
 CJK ``、 ， ； ：``, an em dash, or a spaced ``-``/``–``), else at the last word boundary, else (one
 enormous word) after exactly ``max_chars`` characters.
 
-With ``first_fragment_words=N`` the *first* piece of a stream may end early at a clause mark, once the
-piece holds at least ``N`` whitespace-separated words (a run of CJK text without spaces counts as one
-word); this cuts the time to first audio. Every later piece ends at sentence boundaries.
+With ``first_fragment_words=N`` the *first* piece of a stream may end early, once the piece holds at least
+``N`` whitespace-separated words (a run of CJK text without spaces counts as one word); this cuts the time to
+first audio. Every later piece ends at sentence boundaries. The first piece ends at the first of:
+
+* a **clause mark** (as above);
+* a **phrase boundary**: the whitespace before a conjunction, preposition or relative pronoun (``and``,
+  ``because``, ``for``, ``to``, ``which`` ...; :data:`relay_core.text.boundaries.PHRASE_STARTERS`), when the
+  word before it can end a phrase (not an article, auxiliary or another such word: never ``because | of`` or
+  ``the | with``). Most first sentences of agent replies have no comma in their first words ("Your order left
+  the warehouse this morning and should arrive by Thursday."): they are cut before ``and``;
+* the **hard cap**: the whitespace after ``first_fragment_max_words`` words (default three times ``N``).
+
+:func:`first_fragment` applies the same policy to a whole text (the TTS container's per-request option).
 :meth:`~SentenceSegmenter.flush` resets the stream, so the policy applies again to the next one.
 
 When a streamed piece comes out
@@ -78,7 +88,8 @@ back only while a later character could still change the decision:
 * after a suffix abbreviation, an acronym, an ellipsis or a closing quote, it waits for the first
   character of the next word (or a newline);
 * trailing whitespace waits for what follows it, since it may turn into a blank line or a list item;
-* with the first-fragment policy, a clause mark waits for the whitespace after it.
+* with the first-fragment policy, a clause mark waits for the whitespace after it, and a word boundary
+  waits for the whole next word (is it ``and`` or ``android``?).
 
 Known limits
 ------------
@@ -93,13 +104,17 @@ from relay_core.text.boundaries import (
     Verdict,
     decide_clause,
     decide_cluster,
+    decide_phrase,
     decide_whitespace,
     force_cut,
     is_clause_mark,
 )
 from relay_core.text.fit import split_to_fit
 
-__all__ = ["SentenceSegmenter", "split_sentences", "split_to_fit"]
+__all__ = ["FIRST_FRAGMENT_CAP_FACTOR", "SentenceSegmenter", "first_fragment", "split_sentences", "split_to_fit"]
+
+FIRST_FRAGMENT_CAP_FACTOR = 3
+"""The first fragment's hard cap, in words, is this many times ``first_fragment_words`` unless given."""
 
 
 class SentenceSegmenter:
@@ -109,7 +124,13 @@ class SentenceSegmenter:
     docstring; the pieces do not depend on how the text was chunked.
     """
 
-    def __init__(self, *, max_chars: int = 300, first_fragment_words: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_chars: int = 300,
+        first_fragment_words: int | None = None,
+        first_fragment_max_words: int | None = None,
+    ) -> None:
         if max_chars < 1:
             raise ValueError(f"max_chars must be at least 1 (got {max_chars}); pass a positive limit")
         if first_fragment_words is not None and first_fragment_words < 1:
@@ -117,8 +138,16 @@ class SentenceSegmenter:
                 f"first_fragment_words must be at least 1 or None (got {first_fragment_words}); "
                 "pass None to disable the first-fragment policy"
             )
+        if first_fragment_max_words is not None and (
+            first_fragment_words is None or first_fragment_max_words < first_fragment_words
+        ):
+            raise ValueError(
+                f"first_fragment_max_words={first_fragment_max_words} needs first_fragment_words at most as large "
+                f"(got {first_fragment_words}); leave it None for {FIRST_FRAGMENT_CAP_FACTOR} x first_fragment_words"
+            )
         self._max_chars = max_chars
         self._first_fragment_words = first_fragment_words
+        self._first_fragment_cap = first_fragment_max_words or FIRST_FRAGMENT_CAP_FACTOR * (first_fragment_words or 0)
         self._buf = ""
         self._cursor = 0  # every candidate before this index is decided NO for the current piece
         self._emitted_any = False
@@ -175,6 +204,8 @@ class SentenceSegmenter:
             elif ch.isspace():
                 verdict, resume = decide_whitespace(buf, i)
                 end = i
+                if verdict is Verdict.NO and min_words is not None:
+                    verdict = decide_phrase(buf, i, resume, min_words=min_words, max_words=self._first_fragment_cap)
             elif min_words is not None and is_clause_mark(ch):
                 verdict, end = decide_clause(buf, i)
                 resume = end
@@ -205,6 +236,18 @@ class SentenceSegmenter:
         if len(self._buf.rstrip()) > limit:
             return force_cut(self._buf, limit)
         return len(self._buf)
+
+
+def first_fragment(text: str, *, words: int, max_chars: int = 300) -> tuple[str, str]:
+    """``(fragment, rest)``: the first piece of ``text`` under the first-fragment policy of ``words`` words, and
+    the source text after it (unstripped, so the whitespace between them can still be read). ``rest`` is empty
+    when the whole text is one piece."""
+    segmenter = SentenceSegmenter(max_chars=max_chars, first_fragment_words=words)
+    pieces = segmenter.feed(text) + segmenter.flush()
+    if not pieces:
+        return "", ""
+    end = text.index(pieces[0]) + len(pieces[0])
+    return pieces[0], text[end:]
 
 
 def split_sentences(text: str, *, max_chars: int = 300) -> list[str]:

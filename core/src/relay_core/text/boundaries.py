@@ -17,6 +17,7 @@ __all__ = [
     "clause_ends",
     "decide_clause",
     "decide_cluster",
+    "decide_phrase",
     "decide_whitespace",
     "force_cut",
     "is_clause_mark",
@@ -196,6 +197,57 @@ def decide_clause(buf: str, i: int) -> tuple[Verdict, int]:
             return Verdict.WAIT, j
         return (Verdict.YES if not spaced or buf[j].isspace() else Verdict.NO), j
     return Verdict.NO, i + 1
+
+
+# Words a phrase may start with (English): coordinating and subordinating conjunctions, prepositions, relative
+# pronouns. The first fragment may end right before one of them (see relay_core.segmenter).
+PHRASE_STARTERS = frozenset(
+    {
+        "and", "but", "or", "nor", "so", "yet", "because", "although", "though", "while", "whereas", "unless",
+        "until", "since", "if", "when", "whenever", "where", "wherever", "after", "before", "as", "than", "that",
+        "which", "who", "whom", "whose", "to", "for", "with", "without", "from", "into", "onto", "about", "above",
+        "across", "against", "along", "among", "around", "at", "behind", "below", "beneath", "beside", "between",
+        "beyond", "by", "during", "except", "in", "inside", "near", "of", "on", "over", "through", "throughout",
+        "toward", "towards", "under", "upon", "via", "within", "then",
+    }
+)  # fmt: skip
+# Words after which a phrase does not end ("because | of", "the | with"): determiners and the starters themselves.
+_NO_PHRASE_END = PHRASE_STARTERS | frozenset(
+    {"a", "an", "the", "this", "these", "those", "my", "your", "our", "their", "his", "her", "its", "some", "any",
+     "no", "every", "each", "all", "not", "is", "are", "was", "were", "be", "been", "am", "will", "would", "can",
+     "could", "should", "shall", "may", "might", "must", "do", "does", "did", "have", "has", "had", "i"}
+)  # fmt: skip
+_WORD_PUNCTUATION = "\"'“”‘’«»()[]{}*_`~,;:.!?…"
+MAX_PHRASE_WORD_CHARS = 12
+"""A next word longer than this (as written) is no phrase starter: the decision never waits for more of it."""
+
+
+def decide_phrase(buf: str, i: int, k: int, *, min_words: int, max_words: int) -> Verdict:
+    """Decide whether a first fragment ends at the whitespace ``buf[i:k]`` at a phrase boundary.
+
+    YES once the text before holds ``max_words`` words (the hard cap), or when it holds at least ``min_words``
+    words, its last word can end a phrase and the next word (which must have arrived whole: WAIT until the
+    whitespace after it) is in :data:`PHRASE_STARTERS`. Reads only ``buf`` up to the end of the next word, and
+    at most :data:`MAX_PHRASE_WORD_CHARS` + 1 characters of it.
+    """
+    before = buf[:i].split()
+    if len(before) >= max_words:
+        return Verdict.YES
+    if len(before) < min_words:
+        return Verdict.NO
+    n = len(buf)
+    m = k
+    while m < n and not buf[m].isspace() and m - k <= MAX_PHRASE_WORD_CHARS:
+        m += 1
+    if m - k > MAX_PHRASE_WORD_CHARS:
+        return Verdict.NO
+    if m == n:
+        return Verdict.WAIT
+    word = buf[k:m].strip(_WORD_PUNCTUATION).lower()
+    last = before[-1].strip(_WORD_PUNCTUATION).lower()
+    if word in PHRASE_STARTERS and last not in _NO_PHRASE_END and any(c.isalnum() for c in last):
+        return Verdict.YES
+    return Verdict.NO
 
 
 def is_clause_mark(ch: str) -> bool:
