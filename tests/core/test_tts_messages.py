@@ -45,7 +45,7 @@ def test_text_and_binary_frames_parse_identically() -> None:
         ('{"type": "dance"}', ProtocolError, "synthesize, cancel, close"),
         ('{"text": ""}', InvalidFieldError, "something to say"),
         ('{"text": 3}', InvalidFieldError, "string"),
-        ('{"text": "hi", "speed": 9}', InvalidFieldError, "between 0.5 and 2.0"),
+        ('{"text": "hi", "speed": 9}', InvalidFieldError, "between 0.25 and 4.0"),
         ('{"text": "hi", "speed": true}', InvalidFieldError, "number"),
         ('{"text": "hi", "speed": NaN}', InvalidFieldError, "between"),
         ('{"text": "hi", "request_id": ""}', InvalidFieldError, "request_id"),

@@ -245,7 +245,7 @@ def test_bad_input_answers_error_and_the_session_goes_on(tts_server: Any) -> Non
             TtsErrorCode.LIMIT_EXCEEDED,
             "t2",
         ),
-        (json.dumps({"text": "Hi.", "speed": 3.0, "request_id": "t3"}), TtsErrorCode.INVALID_FIELD, "t3"),
+        (json.dumps({"text": "Hi.", "speed": 9.0, "request_id": "t3"}), TtsErrorCode.INVALID_FIELD, "t3"),
         (json.dumps({"text": "Hi.", "voice": "zz_nobody", "request_id": "t4"}), TtsErrorCode.UNKNOWN_VOICE, "t4"),
         (
             json.dumps({"text": "Hi.", "request_id": "r" * (limits.MAX_REQUEST_ID_CHARS + 1)}),

@@ -25,8 +25,10 @@ MAX_TEXT_CHARS: Final = 5_000
 """Characters in one synthesize request; split longer texts into several requests."""
 MAX_MESSAGE_BYTES: Final = 64 * 1024
 """Bytes in one client frame of the TTS session."""
-MIN_SPEED: Final = 0.5
-MAX_SPEED: Final = 2.0
+MIN_SPEED: Final = 0.25
+MAX_SPEED: Final = 4.0
+"""Speed is a scalar of the model's predicted durations; 0.25–4.0 is OpenAI's ``/v1/audio/speech`` range, and every
+route (WebSocket, ``/invocations``, OpenAI, the agent, the client protocol) accepts the same one."""
 DEFAULT_SPEED: Final = 1.0
 MAX_REQUEST_ID_CHARS: Final = 128
 MAX_VOICE_SPEC_CHARS: Final = 256
