@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kokoro_server.engines.base import SAMPLE_RATE, Segment, Synthesizer
+from kokoro_server.engines.base import FRAME_SAMPLES, SAMPLE_RATE, Rendered, Segment, Synthesizer
 from kokoro_server.engines.engine import Engine
 from kokoro_server.engines.errors import (
     EngineError,
@@ -29,6 +29,7 @@ from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.engines.voices import VoiceBank
 
 __all__ = [
+    "FRAME_SAMPLES",
     "SAMPLE_RATE",
     "Engine",
     "EngineConfig",
@@ -38,6 +39,7 @@ __all__ = [
     "ModelFilesError",
     "OnnxSynthesizer",
     "Phonemizer",
+    "Rendered",
     "Segment",
     "Synthesizer",
     "Tokenizer",

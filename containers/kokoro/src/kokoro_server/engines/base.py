@@ -14,6 +14,11 @@ from relay_core import limits
 SAMPLE_RATE = limits.SAMPLE_RATE
 """Kokoro-82M produces mono audio at 24 kHz."""
 
+FRAME_SAMPLES = 600
+"""Audio samples per predicted duration frame in Kokoro-82M (25 ms at 24 kHz): the decoder upsamples its
+frames by 2 and the iSTFT generator by ``prod(upsample_rates) * hop`` = 10 * 6 * 5, so a segment's audio has
+exactly ``sum(durations) * FRAME_SAMPLES`` samples."""
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -22,6 +27,18 @@ class Segment:
     text: str
     phonemes: str
     tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """One forward pass's result: the audio and, when the model says, how many frames each token got."""
+
+    audio: npt.NDArray[np.float32]
+    durations: tuple[int, ...] | None
+    """Frames per input token, the two padding tokens included (so ``len(tokens) + 2`` values), or ``None``
+    when the loaded model does not expose its duration predictor."""
+    frame_samples: int = FRAME_SAMPLES
+    """Samples per duration frame."""
 
 
 class Synthesizer(Protocol):
@@ -36,4 +53,8 @@ class Synthesizer(Protocol):
 
     def infer(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> npt.NDArray[np.float32]:
         """Synthesize unpadded ``tokens`` (1..510) with a ``[1, 256]`` style; float32 mono, blocking."""
+        ...
+
+    def infer_timed(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> Rendered:
+        """Like :meth:`infer`, with the predicted frames per token (same single forward pass)."""
         ...

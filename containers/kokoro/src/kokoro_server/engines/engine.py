@@ -12,7 +12,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from kokoro_server.engines.base import Segment, Synthesizer
+from kokoro_server.engines.base import Rendered, Segment, Synthesizer
 from kokoro_server.engines.errors import InvalidRequestError
 from kokoro_server.engines.g2p import Phonemizer, Tokenizer
 from kokoro_server.engines.voices import VoiceBank
@@ -77,16 +77,20 @@ class Engine:
 
     def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         """Synthesize one planned segment (blocking); float32 mono at :attr:`sample_rate`."""
+        return self.render_timed(segment, voice=voice, speed=speed).audio
+
+    def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
+        """Synthesize one planned segment (blocking), with the frames the model gave each of its tokens."""
         _check_speed(speed)
         if len(segment.tokens) > Tokenizer.MAX_TOKENS:
             raise InvalidRequestError(
                 f"segment has {len(segment.tokens)} tokens, more than {Tokenizer.MAX_TOKENS}: use Engine.plan"
             )
         if not segment.tokens:
-            return np.zeros(0, dtype=np.float32)
+            return Rendered(audio=np.zeros(0, dtype=np.float32), durations=())
         pack = self._voices.resolve(voice)
         style = self._voices.style_for(pack, len(segment.tokens))
-        return self._synthesizer.infer(segment.tokens, style, speed)
+        return self._synthesizer.infer_timed(segment.tokens, style, speed)
 
     def synthesize(self, text: str, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         """Plan and render all of ``text``; the segments' audio concatenated (empty for silent text)."""

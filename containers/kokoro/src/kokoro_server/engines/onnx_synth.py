@@ -1,11 +1,14 @@
 """The ONNX Runtime synthesizer (CPU): the embedded int8 model, or the official ``kokoro-v1.0.onnx``.
 
 The exports in circulation name their inputs differently (``tokens`` or ``input_ids``; ``style`` or
-``ref_s``), so the inputs are identified from the session's own metadata when the model loads.
+``ref_s``), so the inputs are identified from the session's own metadata when the model loads. The graph's
+predicted token durations are declared as an extra output when the model loads
+(:mod:`kokoro_server.engines.onnx_durations`), so every forward pass also says how many frames each token got.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,8 +19,11 @@ import numpy.typing as npt
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
 
-from kokoro_server.engines.base import SAMPLE_RATE
+from kokoro_server.engines.base import FRAME_SAMPLES, SAMPLE_RATE, Rendered
 from kokoro_server.engines.errors import InferenceError, ModelFilesError
+from kokoro_server.engines.onnx_durations import GraphEditError, with_duration_output
+
+logger = logging.getLogger(__name__)
 
 _TOKEN_NAMES = ("tokens", "input_ids")
 _STYLE_NAMES = ("style", "ref_s")
@@ -80,28 +86,46 @@ class OnnxSynthesizer:
         # Token counts vary per segment, so ONNX Runtime's memory-pattern planning (made for fixed shapes) only
         # adds per-shape buffers: without it, 4 concurrent inferences peak ~200 MB lower at the same speed.
         options.enable_mem_pattern = False
+        model: str | bytes = str(model_path)
+        self.duration_output: str | None = None
         try:
-            self._session = ort.InferenceSession(
-                str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            edited = with_duration_output(model_path.read_bytes())
+        except OSError as exc:
+            raise ModelFilesError(f"cannot read ONNX model {model_path} ({exc}): check its permissions") from exc
+        except GraphEditError as exc:
+            logger.warning("%s: no word timings from this model (%s)", model_path, exc)
+        else:
+            model, self.duration_output = edited.model, edited.duration_output
+        try:
+            self._session = ort.InferenceSession(model, sess_options=options, providers=["CPUExecutionProvider"])
         except _ORT_ERRORS as exc:
             raise ModelFilesError(f"cannot load ONNX model {model_path} ({exc}): reinstall or re-download it") from exc
+        del model
         self.model_path = model_path
         self.threads = options.intra_op_num_threads
         self._inputs = _input_names(self._session, model_path)
+        audio_output = self._session.get_outputs()[0].name
+        self._outputs = [audio_output] if self.duration_output is None else [audio_output, self.duration_output]
 
     def infer(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> npt.NDArray[np.float32]:
         """One forward pass; returns float32 mono audio at 24 kHz."""
+        return self.infer_timed(tokens, style, speed).audio
+
+    def infer_timed(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> Rendered:
+        """One forward pass: the audio and the frames per token (``None`` if the model hides its durations)."""
         feeds = {
             self._inputs.tokens: np.array([[0, *tokens, 0]], dtype=np.int64),
             self._inputs.style: np.asarray(style, dtype=np.float32).reshape(1, -1),
             self._inputs.speed: np.array([speed], dtype=self._inputs.speed_type),
         }
         try:
-            outputs = self._session.run(None, feeds)
+            outputs = self._session.run(self._outputs, feeds)
         except _ORT_ERRORS as exc:
             raise InferenceError(
                 f"ONNX inference failed on {len(tokens)} tokens ({exc}): retry or shorten the text"
             ) from exc
         audio: npt.NDArray[np.float32] = np.asarray(outputs[0], dtype=np.float32).reshape(-1)
-        return audio
+        durations = None
+        if self.duration_output is not None:
+            durations = tuple(int(frames) for frames in np.asarray(outputs[1]).reshape(-1).round())
+        return Rendered(audio=audio, durations=durations, frame_samples=FRAME_SAMPLES)

@@ -9,6 +9,7 @@ against the model's own parameter names first: a half-converted checkpoint fails
 from __future__ import annotations
 
 import json
+import math
 import pickle
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy.typing as npt
 import torch
 from kokoro.model import KModel
 
-from kokoro_server.engines.base import SAMPLE_RATE
+from kokoro_server.engines.base import SAMPLE_RATE, Rendered
 from kokoro_server.engines.errors import InferenceError, ModelFilesError
 
 REPO_ID = "hexgrad/Kokoro-82M"
@@ -50,6 +51,19 @@ def read_config(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict) or not isinstance(config.get("vocab"), dict):
         raise ModelFilesError(f"{path} has no 'vocab' mapping: copy a Kokoro config.json there")
     return config
+
+
+def frame_samples(config: Mapping[str, Any]) -> int:
+    """Audio samples per duration frame for ``config``: the decoder's 2x upsampling times the iSTFT
+    generator's ``prod(upsample_rates) * gen_istft_hop_size`` (600 for Kokoro-82M)."""
+    istft = config.get("istftnet", {})
+    try:
+        product = math.prod(int(rate) for rate in istft["upsample_rates"]) * int(istft["gen_istft_hop_size"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFilesError(
+            f"config.json has no usable istftnet upsample_rates/gen_istft_hop_size ({exc}): use a Kokoro config.json"
+        ) from exc
+    return 2 * product
 
 
 def _check_checkpoint(model: torch.nn.Module, checkpoint: Mapping[str, Any], path: Path) -> None:
@@ -107,15 +121,20 @@ class TorchSynthesizer:
                 "check that config.json and the checkpoint belong together"
             ) from exc
         self.vocab: dict[str, int] = dict(config["vocab"])
+        self.frame_samples = frame_samples(config)
         self.weights_dir = weights_dir
 
     def infer(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> npt.NDArray[np.float32]:
         """One forward pass; returns float32 mono audio at 24 kHz."""
+        return self.infer_timed(tokens, style, speed).audio
+
+    def infer_timed(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> Rendered:
+        """One forward pass: the audio and ``KModel``'s predicted frames per token (padding included)."""
         input_ids = torch.tensor([[0, *tokens, 0]], dtype=torch.long, device=self.device)
         ref_s = torch.from_numpy(np.array(style, dtype=np.float32).reshape(1, -1)).to(self.device)
         try:
             with torch.inference_mode():
-                audio, _ = self.model.forward_with_tokens(input_ids, ref_s, speed)
+                audio, pred_dur = self.model.forward_with_tokens(input_ids, ref_s, speed)
         except RuntimeError as exc:
             raise InferenceError(
                 f"torch inference failed on {len(tokens)} tokens ({exc}): retry or shorten the text"
@@ -123,4 +142,5 @@ class TorchSynthesizer:
         result: npt.NDArray[np.float32] = (
             audio.detach().float().cpu().numpy().reshape(-1).astype(np.float32, copy=False)
         )
-        return result
+        durations = tuple(int(frames) for frames in pred_dur.detach().cpu().reshape(-1).tolist())
+        return Rendered(audio=result, durations=durations, frame_samples=self.frame_samples)
