@@ -58,6 +58,10 @@ class Engine:
         """Raise :class:`UnknownVoiceError` or :class:`InvalidRequestError` if ``spec`` cannot be used."""
         self._voices.resolve(spec)
 
+    def phonemize_word(self, word: str) -> str:
+        """The phonemes of one written word alone, as the model would hear them (word timings align these)."""
+        return self._tokenizer.keep(self._phonemizer(word))
+
     def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
         """Phonemize ``text`` and cut it into segments of 1..510 tokens, in reading order.
 

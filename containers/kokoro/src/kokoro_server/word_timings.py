@@ -1,0 +1,172 @@
+"""Word timings of a rendered segment: from the model's frames per token back to the written words.
+
+Three steps, each a pure function:
+
+1. :func:`align_words` — which phoneme tokens each written word produced. The segment's phonemes come from
+   phonemizing the whole segment (espeak joins some words, such as "of the" → ``ʌvðə``, and reads "1,234" as
+   several words), so each written word (:func:`relay_core.word_timings.split_words`) is phonemized alone and
+   the concatenation is aligned to the segment's phonemes with :class:`difflib.SequenceMatcher`. Tokens the
+   alignment leaves unmatched go to the word before them. Every token index is a symbol of
+   ``Segment.phonemes`` (the tokenizer maps symbols one to one), so positions there are token positions.
+2. :func:`word_sample_spans` — the sample span of each word in the segment's raw model output: token ``i``
+   occupies frames ``sum(durations[:i + 1]) ..`` (``durations[0]`` is the leading padding token), one frame
+   being ``frame_samples`` samples. Spaces and punctuation (pauses) are not part of any word's span.
+   Kokoro gives the silence after a phrase to its last phoneme (``ɹ`` of "here." may get 20 frames for 0.2 s of
+   sound), so :func:`fit_to_sound` then pulls each word's end back to its last audible window.
+3. :func:`place_on_timeline` — the one place where the silence policy's edit of the segment (samples cut at its
+   start, pause put before it) and the segment's offset in the request are applied:
+   ``t = offset + pause + clamp(t_raw - cut_start, 0, kept)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from relay_core.word_timings import MAX_WORD_CHARS, WordTiming, split_words
+
+NON_SPEECH_SYMBOLS = frozenset(" ;:,.!?¡¿—…\"«»“”()-'")
+"""Phoneme-string symbols that are pauses or boundaries rather than speech."""
+AUDIBLE_DBFS = -40.0
+"""A window at or above this RMS level is sound (the level the benchmarks call audible)."""
+SOUND_WINDOW_S = 0.005
+"""The window of :func:`fit_to_sound`."""
+
+
+@dataclass(frozen=True, slots=True)
+class WordTokens:
+    """A written word and the half-open range of segment token positions that speak it (empty if none)."""
+
+    word: str
+    first: int
+    end: int
+
+
+def align_words(text: str, phonemes: str, phonemize: Callable[[str], str]) -> list[WordTokens]:
+    """Assign each speech symbol of ``phonemes`` (the segment's, one symbol per token) to a written word of
+    ``text``; ``phonemize`` gives one word's phonemes (filtered to the model's vocabulary).
+
+    Guarantees: one entry per written word, in order; ranges never overlap and never go backwards; every speech
+    symbol of ``phonemes`` belongs to exactly one word when ``text`` has any word."""
+    spans = split_words(text)
+    words = [text[start:end] for start, end in spans]
+    if not words:
+        return []
+    reference: list[str] = []
+    owners: list[int] = []
+    for index, word in enumerate(words):
+        for symbol in phonemize(word):
+            if symbol not in NON_SPEECH_SYMBOLS:
+                reference.append(symbol)
+                owners.append(index)
+    speech = [position for position, symbol in enumerate(phonemes) if symbol not in NON_SPEECH_SYMBOLS]
+    owner_of: list[int | None] = [None] * len(speech)
+    matcher = difflib.SequenceMatcher(None, reference, [phonemes[p] for p in speech], autojunk=False)
+    for block in matcher.get_matching_blocks():
+        for offset in range(block.size):
+            owner_of[block.b + offset] = owners[block.a + offset]
+    last = next((owner for owner in owner_of if owner is not None), 0)
+    firsts: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    for position, matched in zip(speech, owner_of, strict=True):
+        owner = last if matched is None or matched < last else matched
+        last = owner
+        firsts.setdefault(owner, position)
+        ends[owner] = position + 1
+    result: list[WordTokens] = []
+    cursor = 0
+    for index, word in enumerate(words):
+        first = firsts.get(index, cursor)
+        end = ends.get(index, first)
+        result.append(WordTokens(word=word, first=first, end=end))
+        cursor = end
+    return result
+
+
+def word_sample_spans(
+    words: Sequence[WordTokens], durations: Sequence[int], frame_samples: int
+) -> list[tuple[int, int]]:
+    """Each word's ``(start, end)`` sample span in the segment's raw model output.
+
+    ``durations`` are the model's frames per token, padding included (``len(tokens) + 2`` values)."""
+    starts = [0]
+    for frames in durations:
+        starts.append(starts[-1] + frames)
+    spans: list[tuple[int, int]] = []
+    previous_end = starts[1] * frame_samples if len(starts) > 1 else 0
+    for word in words:
+        if word.end > word.first:
+            # token position p is model input p + 1 (after the leading padding token)
+            start = starts[word.first + 1] * frame_samples
+            end = starts[word.end + 1] * frame_samples
+        else:
+            start = end = previous_end
+        spans.append((start, end))
+        previous_end = end
+    return spans
+
+
+def fit_to_sound(
+    spans: Sequence[tuple[int, int]], audio: npt.NDArray[np.float32], *, sample_rate: int
+) -> list[tuple[int, int]]:
+    """``spans`` with each end pulled back to the end of the word's last audible window (never moved later,
+    never before the start; a word without any audible window keeps its span)."""
+    window = max(1, round(SOUND_WINDOW_S * sample_rate))
+    count = len(audio) // window
+    if count == 0:
+        return list(spans)
+    power = np.mean(np.square(audio[: count * window].reshape(count, window), dtype=np.float64), axis=1)
+    audible = power >= 10 ** (AUDIBLE_DBFS / 10)
+    fitted: list[tuple[int, int]] = []
+    for start, end in spans:
+        first_window, last_window = start // window, min(count, -(-end // window))
+        loud = np.flatnonzero(audible[first_window:last_window])
+        sound_end = (first_window + int(loud[-1]) + 1) * window if loud.size else end
+        fitted.append((start, max(start, min(end, sound_end))))
+    return fitted
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentPlacement:
+    """Where a segment's kept audio sits in the request: what the silence policy did to it, and its offset.
+
+    The defaults describe a segment sent as the model rendered it, at the start of the request."""
+
+    offset_samples: int = 0
+    """Samples of the request's audio sent before this segment."""
+    cut_start_samples: int = 0
+    """Samples trimmed from the start of the model's output."""
+    pause_samples: int = 0
+    """Silence put before the kept audio."""
+    kept_samples: int | None = None
+    """Samples of model output kept after the cut (None: everything after ``cut_start_samples``)."""
+
+
+def place_on_timeline(
+    words: Sequence[WordTokens],
+    spans: Sequence[tuple[int, int]],
+    placement: SegmentPlacement,
+    *,
+    sample_rate: int,
+) -> list[WordTiming]:
+    """Word timings in seconds on the request's timeline (rounded to the millisecond), within the kept audio."""
+    base = placement.offset_samples + placement.pause_samples
+    timings: list[WordTiming] = []
+    for word, (start, end) in zip(words, spans, strict=True):
+        kept = placement.kept_samples
+        first = max(0, start - placement.cut_start_samples)
+        last = max(first, end - placement.cut_start_samples)
+        if kept is not None:
+            first, last = min(first, kept), min(last, kept)
+        timings.append(
+            WordTiming(
+                word=word.word[:MAX_WORD_CHARS],
+                start_s=round((base + first) / sample_rate, 3),
+                end_s=round((base + last) / sample_rate, 3),
+            )
+        )
+    return timings

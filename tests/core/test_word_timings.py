@@ -1,0 +1,137 @@
+"""relay_core.word_timings: written words, the message on every transport, and the barge-in rule."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from relay_core.errors import InvalidFieldError, LimitExceededError, ProtocolError
+from relay_core.word_timings import (
+    INTERRUPTED_MARK,
+    MAX_WORDS,
+    WordTiming,
+    WordTimings,
+    cut_at_heard,
+    interrupted,
+    parse_played_ms,
+    parse_word_timings,
+    serialize_word_timings,
+    split_words,
+    words_heard,
+)
+
+
+def _words(text: str) -> list[str]:
+    return [text[start:end] for start, end in split_words(text)]
+
+
+def test_written_words_keep_their_punctuation_and_numbers() -> None:
+    assert _words("Hello, world!  It costs 1,234.50 dollars.") == [
+        "Hello,",
+        "world!",
+        "It",
+        "costs",
+        "1,234.50",
+        "dollars.",
+    ]
+    assert _words("Wait — what?") == ["Wait —", "what?"]
+    assert _words("“Quoted” well-known U.S.A.") == ["“Quoted”", "well-known", "U.S.A."]
+    assert _words("... so") == ["... so"]
+    assert _words("?!") == ["?!"]
+    assert _words("   ") == []
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=80))
+def test_written_words_are_ordered_disjoint_and_cover_every_letter(text: str) -> None:
+    spans = split_words(text)
+    for (_, end), (start, _) in itertools.pairwise(spans):
+        assert end <= start
+    covered = {i for start, end in spans for i in range(start, end)}
+    assert all(i in covered for i, char in enumerate(text) if not char.isspace())
+
+
+TIMINGS = WordTimings(
+    request_id="r1",
+    words=(WordTiming("Hello,", 0.0, 0.4), WordTiming("1,234", 0.5, 1.5), WordTiming("ünïcode.", 1.5, 2.0)),
+)
+
+
+def test_message_round_trips_and_has_the_documented_shape() -> None:
+    wire = serialize_word_timings(TIMINGS)
+    assert json.loads(wire) == {
+        "type": "word_timings",
+        "request_id": "r1",
+        "words": [
+            {"word": "Hello,", "start_s": 0.0, "end_s": 0.4},
+            {"word": "1,234", "start_s": 0.5, "end_s": 1.5},
+            {"word": "ünïcode.", "start_s": 1.5, "end_s": 2.0},
+        ],
+    }
+    assert parse_word_timings(wire) == TIMINGS
+    assert parse_word_timings(wire.encode()) == TIMINGS
+    shifted = TIMINGS.shifted(2.5, request_id="turn-1")
+    assert shifted.request_id == "turn-1"
+    assert [(w.start_s, w.end_s) for w in shifted.words] == [(2.5, 2.9), (3.0, 4.0), (4.0, 4.5)]
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        {"type": "word_timings", "words": []},
+        {"type": "word_timings", "request_id": "r", "words": {}},
+        {"type": "word_timings", "request_id": "r", "words": [["a", 0, 1]]},
+        {"type": "word_timings", "request_id": "r", "words": [{"word": "a", "start_s": 1, "end_s": 0.5}]},
+        {"type": "word_timings", "request_id": "r", "words": [{"word": "a", "start_s": -1, "end_s": 0}]},
+        {"type": "word_timings", "request_id": "r", "words": [{"word": "", "start_s": 0, "end_s": 0}]},
+        {"type": "word_timings", "request_id": "r", "words": [{"word": "a", "start_s": True, "end_s": 1}]},
+        {
+            "type": "word_timings",
+            "request_id": "r",
+            "words": [{"word": "b", "start_s": 1, "end_s": 2}, {"word": "a", "start_s": 0, "end_s": 0.5}],
+        },
+        {"type": "audio_chunk", "request_id": "r", "words": []},
+    ],
+)
+def test_bad_messages_raise_protocol_errors(obj: dict[str, object]) -> None:
+    with pytest.raises(InvalidFieldError):
+        parse_word_timings(obj)
+
+
+def test_too_many_words_is_a_limit() -> None:
+    words = [{"word": "a", "start_s": i, "end_s": i} for i in range(MAX_WORDS + 1)]
+    with pytest.raises(LimitExceededError):
+        parse_word_timings({"type": "word_timings", "request_id": "r", "words": words})
+    with pytest.raises(ProtocolError):
+        parse_word_timings(b"{not json")
+
+
+def test_played_ms_is_optional_and_checked() -> None:
+    assert parse_played_ms({}) is None
+    assert parse_played_ms({"played_ms": None}) is None
+    assert parse_played_ms({"played_ms": 1234.4}) == 1234
+    for bad in (-1, True, "12", float("nan"), 10**12):
+        with pytest.raises(InvalidFieldError, match="played_ms"):
+            parse_played_ms({"played_ms": bad})
+
+
+def test_a_word_is_heard_once_playback_passes_its_midpoint() -> None:
+    words = TIMINGS.words
+    assert words_heard(words, 0.0) == 0
+    assert words_heard(words, 0.2) == 1
+    assert words_heard(words, 0.99) == 1
+    assert words_heard(words, 1.0) == 2
+    assert words_heard(words, 99) == 3
+
+
+def test_reply_is_cut_after_the_last_word_heard() -> None:
+    text = "Hello, 1,234 ünïcode."
+    assert cut_at_heard(text, TIMINGS.words, 0.1) == ""
+    assert cut_at_heard(text, TIMINGS.words, 0.3) == "Hello,"
+    assert cut_at_heard(text, TIMINGS.words, 1.2) == "Hello, 1,234"
+    assert cut_at_heard(text, TIMINGS.words, 2.0) is None
+    assert interrupted("Hello, 1,234") == f"Hello, 1,234… {INTERRUPTED_MARK}"
+    assert interrupted("") == INTERRUPTED_MARK
