@@ -15,7 +15,7 @@ from relay_core.word_timings import (
     MAX_WORDS,
     WordTiming,
     WordTimings,
-    cut_at_heard,
+    heard_prefix,
     interrupted,
     parse_played_ms,
     parse_word_timings,
@@ -129,9 +129,11 @@ def test_a_word_is_heard_once_playback_passes_its_midpoint() -> None:
 
 def test_reply_is_cut_after_the_last_word_heard() -> None:
     text = "Hello, 1,234 ünïcode."
-    assert cut_at_heard(text, TIMINGS.words, 0.1) == ""
-    assert cut_at_heard(text, TIMINGS.words, 0.3) == "Hello,"
-    assert cut_at_heard(text, TIMINGS.words, 1.2) == "Hello, 1,234"
-    assert cut_at_heard(text, TIMINGS.words, 2.0) is None
+    assert heard_prefix(text, TIMINGS.words, 0.1) == ""
+    assert heard_prefix(text, TIMINGS.words, 0.3) == "Hello,"
+    assert heard_prefix(text, TIMINGS.words, 1.2) == "Hello, 1,234"
+    assert heard_prefix(text, TIMINGS.words, 2.0) == text
+    assert heard_prefix(text + " Never spoken.", TIMINGS.words, 60.0) == text, "unspoken text is not heard"
+    assert heard_prefix("Hello, 1,234 (typo).", TIMINGS.words, 60.0) == "Hello, 1,234", "missing words are skipped"
     assert interrupted("Hello, 1,234") == f"Hello, 1,234… {INTERRUPTED_MARK}"
     assert interrupted("") == INTERRUPTED_MARK

@@ -187,23 +187,20 @@ def words_heard(words: Sequence[WordTiming], played_s: float) -> int:
     return heard
 
 
-def cut_at_heard(text: str, words: Sequence[WordTiming], played_s: float) -> str | None:
-    """``text`` cut after the last word heard, or None when every word of ``words`` was heard.
+def heard_prefix(text: str, words: Sequence[WordTiming], played_s: float) -> str:
+    """``text`` up to the end of the last word heard after ``played_s`` seconds (``""`` when none was).
 
     ``words`` are the timings of ``text``'s speech, in order; each is looked up in ``text`` after the previous
-    one, so the cut lands on the written text even if the speech engine split or spaced it differently. A word
-    that cannot be found there is skipped. Returns ``""`` when nothing was heard."""
-    heard = words_heard(words, played_s)
-    if heard >= len(words):
-        return None
+    one, so the cut lands on the written text even if the speech engine split or spaced it differently (a word
+    that cannot be found there is skipped). Text that was never spoken is never part of the prefix."""
     position = 0
     cut = 0
-    for word in words[:heard]:
+    for word in words[: words_heard(words, played_s)]:
         found = text.find(word.word, position)
         if found < 0:
             continue
         position = cut = found + len(word.word)
-    return text[:cut].rstrip()
+    return text[:cut]
 
 
 def interrupted(text: str) -> str:
@@ -222,7 +219,7 @@ __all__ = [
     "WORD_TIMINGS_TYPE",
     "WordTiming",
     "WordTimings",
-    "cut_at_heard",
+    "heard_prefix",
     "interrupted",
     "parse_played_ms",
     "parse_word_timings",
