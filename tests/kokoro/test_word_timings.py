@@ -13,6 +13,7 @@ from kokoro_server.word_timings import (
     align_words,
     fit_to_sound,
     place_on_timeline,
+    segment_word_timings,
     word_sample_spans,
 )
 from relay_core.word_timings import WordTimings
@@ -94,18 +95,17 @@ def test_real_timings_are_ordered_inside_the_audio_and_the_pause_falls_between_s
 ) -> None:
     segments = onnx_engine.plan(TWO_SENTENCES, voice="jf_alpha", speed=1.0)
     assert len(segments) == 2
-    timings = []
+    timings: list[WordTimings] = []
     audio_parts = []
     offset = 0
     for segment in segments:
         rendered = onnx_engine.render_timed(segment, voice="jf_alpha", speed=1.0)
-        assert rendered.durations is not None
-        words = align_words(segment.text, segment.phonemes, onnx_engine.phonemize_word)
-        spans = fit_to_sound(
-            word_sample_spans(words, rendered.durations, FRAME_SAMPLES), rendered.audio, sample_rate=24_000
+        assert rendered.frame_samples == FRAME_SAMPLES
+        placed = segment_word_timings(
+            onnx_engine, segment, rendered, SegmentPlacement(offset_samples=offset), request_id="r", sample_rate=24_000
         )
-        placed = place_on_timeline(words, spans, SegmentPlacement(offset_samples=offset), sample_rate=24_000)
-        timings.append(WordTimings("r", tuple(placed)))  # checks order and non-overlap
+        assert placed is not None
+        timings.append(placed)  # WordTimings checks order and non-overlap
         audio_parts.append(rendered.audio)
         offset += len(rendered.audio)
     audio = np.concatenate(audio_parts)

@@ -23,11 +23,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from relay_core.word_timings import MAX_WORD_CHARS, WordTiming, split_words
+from kokoro_server.engines import Rendered, Segment
+from relay_core.word_timings import MAX_WORD_CHARS, MAX_WORDS, WordTiming, WordTimings, split_words
 
 NON_SPEECH_SYMBOLS = frozenset(" ;:,.!?¡¿—…\"«»“”()-'")
 """Phoneme-string symbols that are pauses or boundaries rather than speech."""
@@ -170,3 +172,37 @@ def place_on_timeline(
             )
         )
     return timings
+
+
+@runtime_checkable
+class TimedSpeechEngine(Protocol):
+    """What word timings need from an engine (:class:`kokoro_server.engines.Engine` has it)."""
+
+    def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
+        """Render one segment with the frames per token."""
+        ...
+
+    def phonemize_word(self, word: str) -> str:
+        """One written word's phonemes, filtered to the model's vocabulary."""
+        ...
+
+
+def segment_word_timings(
+    engine: TimedSpeechEngine,
+    segment: Segment,
+    rendered: Rendered,
+    placement: SegmentPlacement,
+    *,
+    request_id: str,
+    sample_rate: int,
+) -> WordTimings | None:
+    """The ``word_timings`` message of one rendered segment placed in its request (all three steps above);
+    None when the model gave no durations or the segment has no written word."""
+    if rendered.durations is None:
+        return None
+    words = align_words(segment.text, segment.phonemes, engine.phonemize_word)[:MAX_WORDS]
+    if not words:
+        return None
+    spans = word_sample_spans(words, rendered.durations, rendered.frame_samples)
+    fitted = fit_to_sound(spans, rendered.audio, sample_rate=sample_rate)
+    return WordTimings(request_id, tuple(place_on_timeline(words, fitted, placement, sample_rate=sample_rate)))
