@@ -9,15 +9,13 @@ Measures (medians): a protocol round trip with no synthesis (a ``synthesize`` th
 with an ``error`` message), time to first PCM for one short sentence, and the cost of opening a session: a
 fresh SDK client + TLS handshake per turn (what the transport does) against a new stream on a client kept
 across turns. Usage: ``uv run python bench/bench_sagemaker_frontend.py [--rounds 30] [--turns 5]``.
-
-STATUS: unfinished. In this revision the script hangs inside ``measure`` (not yet diagnosed); it has produced no
-figures, and no Makefile target points at it yet.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import tempfile
@@ -38,13 +36,22 @@ from voice_agent.transport.base import TtsConnection, TtsTransport
 from voice_agent.transport.sagemaker import SageMakerTransport, SdkStreamOpener
 from voice_agent.transport.ws import WsTransport
 
-REJECTED = json.dumps({"type": "synthesize", "text": "x", "speed": 9.0, "request_id": "rt"})
-SENTENCE = json.dumps({"type": "synthesize", "text": "Hello there, this is Kokoro.", "request_id": "fa"})
+_ids = itertools.count()
+
+
+def rejected() -> str:
+    """A ``synthesize`` the container refuses at once (speed out of range): a round trip with no synthesis."""
+    return json.dumps({"type": "synthesize", "text": "x", "speed": 9.0, "request_id": f"rt-{next(_ids)}"})
+
+
+def sentence() -> str:
+    """One short sentence under a fresh request id (a session refuses a request id it has seen)."""
+    return json.dumps({"type": "synthesize", "text": "Hello there, this is Kokoro.", "request_id": f"fa-{next(_ids)}"})
 
 
 async def round_trip(connection: TtsConnection) -> float:
     start = time.perf_counter()
-    await connection.send(REJECTED)
+    await connection.send(rejected())
     frame = await connection.receive()
     if not (isinstance(frame, str) and json.loads(frame)["type"] == "error"):
         raise RuntimeError(f"expected an error message for a rejected request, got {frame!r:.80}")
@@ -53,14 +60,18 @@ async def round_trip(connection: TtsConnection) -> float:
 
 async def first_audio(connection: TtsConnection) -> float:
     start = time.perf_counter()
-    await connection.send(SENTENCE)
+    await connection.send(sentence())
     first = 0.0
     while True:
         frame = await connection.receive()
         if isinstance(frame, bytes) and not first:
             first = time.perf_counter() - start
-        if isinstance(frame, str) and json.loads(frame)["type"] == "synthesis_complete":
-            return first
+        if isinstance(frame, str):
+            message = json.loads(frame)
+            if message["type"] == "synthesis_complete":
+                return first
+            if message["type"] == "error":
+                raise RuntimeError(f"the container refused the sentence: {message}")
 
 
 async def measure(transports: dict[str, TtsTransport], rounds: int, turns: int) -> dict[str, dict[str, list[float]]]:

@@ -174,3 +174,46 @@ def test_concurrent_turns_each_get_their_own_stream(make_agent: Any, sagemaker_e
     assert all(len(r.pcm) > 0 for r in results)
     assert sagemaker_env.streams_served - before == 3
     assert all(isinstance(r.terminal, AgentEnd) for r in results)
+
+
+def test_sessions_reuse_one_connection_and_survive_its_loss(
+    sagemaker_env: SageMakerFrontEnd, sagemaker_tls_dir: Path, tts_server: Any
+) -> None:
+    def front_end(port: int = 0) -> SageMakerFrontEnd:
+        return SageMakerFrontEnd(tts_server.ws_url, endpoint_name="kokoro-tts", tls_dir=sagemaker_tls_dir).start(
+            port=port
+        )
+
+    async def one_round_trip(transport: SageMakerTransport) -> str:
+        connection = await transport.connect()
+        try:
+            await connection.send(json.dumps({"type": "cancel", "request_id": "nothing-running"}))
+            frame = await connection.receive()
+            assert isinstance(frame, str)
+            return str(json.loads(frame)["type"])
+        finally:
+            await connection.aclose()
+
+    first = front_end()
+    second: SageMakerFrontEnd | None = None
+    try:
+        transport = SageMakerTransport("kokoro-tts", endpoint_uri=first.endpoint_url, session=boto3.Session())
+
+        async def go() -> tuple[list[str], list[str]]:
+            nonlocal second
+            before = [await one_round_trip(transport) for _ in range(3)]
+            # The kept connection goes away (the peer restarts on the same port): the next session still opens.
+            await asyncio.to_thread(first.stop)
+            second = await asyncio.to_thread(front_end, first.port)
+            after = [await one_round_trip(transport) for _ in range(2)]
+            await transport.aclose()
+            return before, after
+
+        before, after = asyncio.run(go())
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert before == after[:1] * 3 and after == ["error", "error"]
+    assert first.connections_accepted == 1
+    assert second is not None and second.connections_accepted == 1

@@ -93,6 +93,11 @@ class SageMakerFrontEnd:
         """How many streams were accepted (routed to a container) so far."""
         return self._server.streams_served if self._server is not None else 0
 
+    @property
+    def connections_accepted(self) -> int:
+        """How many client connections (TLS + HTTP/2) were accepted so far."""
+        return self._server.connections_accepted if self._server is not None else 0
+
     def environ(self) -> dict[str, str]:
         """The environment a separate client process needs: endpoint URL, CA, dummy credentials, region."""
         return {
@@ -103,8 +108,8 @@ class SageMakerFrontEnd:
             "AWS_REGION": self.region,
         }
 
-    def start(self, timeout_s: float = 10.0) -> SageMakerFrontEnd:
-        """Start serving on a free loopback port (blocking)."""
+    def start(self, timeout_s: float = 10.0, *, port: int = 0) -> SageMakerFrontEnd:
+        """Start serving on loopback ``port`` (0 = a free port), blocking until it listens."""
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._server = FrontEndServer(
@@ -115,7 +120,7 @@ class SageMakerFrontEnd:
         )
         self._thread = threading.Thread(target=loop.run_forever, name="sagemaker-frontend", daemon=True)
         self._thread.start()
-        started: Future[int] = asyncio.run_coroutine_threadsafe(self._server.start(), loop)
+        started: Future[int] = asyncio.run_coroutine_threadsafe(self._server.start(port=port), loop)
         try:
             self.port = started.result(timeout_s)
         except (OSError, TimeoutError) as exc:

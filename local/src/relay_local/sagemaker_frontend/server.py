@@ -133,6 +133,7 @@ class FrontEndServer:
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self.streams_served = 0
+        self.connections_accepted = 0
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> int:
         """Listen on ``host:port`` (0 = a free port); returns the port."""
@@ -154,6 +155,7 @@ class FrontEndServer:
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
+        self.connections_accepted += 1
         try:
             ssl_object = writer.get_extra_info("ssl_object")
             if ssl_object is None or ssl_object.selected_alpn_protocol() != "h2":

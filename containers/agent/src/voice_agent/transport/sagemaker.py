@@ -7,9 +7,12 @@ request to the runtime host on port 8443; SageMaker connects it to the container
 :mod:`voice_agent.transport.sagemaker_events` for that mapping.
 
 What this transport guarantees:
-- a fresh SDK client (and HTTP/2 connection) per :meth:`SageMakerTransport.connect`, closed by
-  :meth:`SageMakerConnection.aclose`; the transport is ``AWSCRTHTTPClient`` (the SDK's default, aiohttp, has no
-  HTTP/2);
+- one SDK client (one TLS + HTTP/2 connection, multiplexed) kept across sessions and turns by
+  :class:`SharedClientStreamOpener`: opening a session is then one new HTTP/2 stream instead of a new client, TCP
+  and TLS handshake (measured locally: about a third of the open cost, docs/benchmarks.md). Concurrent sessions
+  share the connection; a connection that went away is replaced on the next open (one retry); the client
+  belongs to the event loop that made it. The transport is ``AWSCRTHTTPClient`` (the SDK's default, aiohttp,
+  has no HTTP/2);
 - credentials come from boto3 (:class:`~voice_agent.transport.sagemaker_credentials.BotoCredentialsResolver`),
   so AgentCore execution roles, task and instance roles work;
 - the input stream stays open until the output is drained: the agent's ``close`` message makes the container
@@ -159,6 +162,62 @@ class SdkStreamOpener:
         return OpenedStream(stream=stream, release=client.close)
 
 
+async def _keep_client() -> None:
+    """The release of a stream on the shared client: the client outlives its streams."""
+
+
+class SharedClientStreamOpener:
+    """A :class:`BidiStreamOpener` that opens every stream on one SDK client per event loop.
+
+    The first open on a new client holds a lock, so concurrent first sessions share one connection instead of
+    racing to make several. If opening a stream fails on a kept client (its connection closed by the peer, an
+    idle timeout), the client is dropped and the open retried once on a fresh one; a second failure is raised.
+    :meth:`aclose` closes the kept client (the next open makes a new one)."""
+
+    def __init__(self, fresh: SdkStreamOpener) -> None:
+        self._fresh = fresh
+        self._client: AsyncSageMakerRuntimeHTTP2Client | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock: asyncio.Lock | None = None
+        self._warm = False
+        self.clients_made = 0
+        """How many SDK clients this opener has made (1 while the first one keeps working)."""
+
+    async def open(self, request: Any) -> OpenedStream:
+        try:
+            stream = await self._open_on_kept_client(request)
+        except _STREAM_ERRORS as exc:
+            logger.debug(
+                "opening a stream on the kept SDK client failed (%s: %s); retrying on a fresh client",
+                type(exc).__name__,
+                exc,
+            )
+            await self.aclose()
+            stream = await self._open_on_kept_client(request)
+        return OpenedStream(stream=stream, release=_keep_client)
+
+    async def aclose(self) -> None:
+        """Close the kept client (if it belongs to this loop) and forget it."""
+        client, loop = self._client, self._loop
+        self._client, self._warm = None, False
+        if client is not None and loop is asyncio.get_running_loop():
+            await client.close()
+
+    async def _open_on_kept_client(self, request: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop or self._lock is None:  # a client (and its lock) belong to one event loop
+            self._loop, self._lock, self._client, self._warm = loop, asyncio.Lock(), None, False
+        if self._warm and self._client is not None:
+            return await self._client.invoke_endpoint_with_bidirectional_stream(request)
+        async with self._lock:
+            if self._client is None:
+                self._client = AsyncSageMakerRuntimeHTTP2Client(config=await self._fresh.config())
+                self.clients_made += 1
+            stream = await self._client.invoke_endpoint_with_bidirectional_stream(request)
+            self._warm = True
+            return stream
+
+
 class SageMakerConnection:
     """One TTS session on an open SageMaker bidirectional stream (implements ``TtsConnection``).
 
@@ -292,8 +351,10 @@ class SageMakerTransport:
     ``endpoint_uri`` defaults to ``$AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2``, else the regional runtime host on
     port 8443. ``region`` defaults to ``$AWS_REGION``, else boto3's (``AWS_DEFAULT_REGION``, the profile); it is
     also the SigV4 signing region, so it is required. ``target_variant``, ``model_invocation_path`` and
-    ``model_query_string`` are passed to SageMaker as given (None = SageMaker's defaults). ``opener`` replaces
-    the SDK call (tests); ``http_client_factory`` replaces only the HTTP/2 client under the real SDK (tests)."""
+    ``model_query_string`` are passed to SageMaker as given (None = SageMaker's defaults). ``reuse_client``
+    (default True) keeps one SDK client across sessions (:class:`SharedClientStreamOpener`); False makes a fresh
+    client per session. ``opener`` replaces the SDK call (tests); ``http_client_factory`` replaces only the
+    HTTP/2 client under the real SDK (tests)."""
 
     def __init__(
         self,
@@ -307,6 +368,7 @@ class SageMakerTransport:
         session: boto3.Session | None = None,
         opener: BidiStreamOpener | None = None,
         http_client_factory: HttpClientFactory = AWSCRTHTTPClient,
+        reuse_client: bool = True,
         open_timeout_s: float = 10.0,
         handshake_timeout_s: float = 2.0,
         environ: Mapping[str, str] = os.environ,
@@ -327,12 +389,13 @@ class SageMakerTransport:
         self.model_invocation_path = model_invocation_path
         self.model_query_string = model_query_string
         self.credentials = BotoCredentialsResolver(self._session)
-        self._opener: BidiStreamOpener = opener or SdkStreamOpener(
+        fresh = SdkStreamOpener(
             endpoint_uri=self.endpoint_uri,
             region=self.region,
             credentials=self.credentials,
             http_client_factory=http_client_factory,
         )
+        self._opener: BidiStreamOpener = opener or (SharedClientStreamOpener(fresh) if reuse_client else fresh)
         self.open_timeout_s = open_timeout_s
         self.handshake_timeout_s = handshake_timeout_s
 
@@ -368,6 +431,11 @@ class SageMakerTransport:
         logger.info("opened a TTS stream to %s", self.label)
         return connection
 
+    async def aclose(self) -> None:
+        """Close the SDK client kept across sessions, if any (open sessions on it end)."""
+        if isinstance(self._opener, SharedClientStreamOpener):
+            await self._opener.aclose()
+
 
 __all__ = [
     "ENDPOINT_URL_ENV",
@@ -380,5 +448,6 @@ __all__ = [
     "SageMakerConnection",
     "SageMakerTransport",
     "SdkStreamOpener",
+    "SharedClientStreamOpener",
     "default_endpoint_uri",
 ]
