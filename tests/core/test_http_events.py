@@ -9,7 +9,14 @@ import pytest
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, InvalidJsonError, LimitExceededError, ProtocolError
-from relay_core.http_events import HTTP_STATUS, http_status, parse_invocation
+from relay_core.http_events import (
+    HTTP_STATUS,
+    AudioFormat,
+    OpenAiStreamFormat,
+    http_status,
+    parse_invocation,
+    parse_openai_speech,
+)
 from relay_core.tts_messages import TtsErrorCode, parse_client_message
 
 
@@ -46,3 +53,32 @@ def test_http_errors_speak_of_request_bodies_not_frames(body: bytes) -> None:
         parse_invocation(body)
     assert "request body" in info.value.message
     assert "frame" not in info.value.message
+
+
+def test_openai_speech_body_names_openai_fields() -> None:
+    parsed = parse_openai_speech(
+        json.dumps({"model": "tts-1", "input": "Hi.", "voice": "alloy", "speed": 0.25, "stream_format": "SSE"})
+    )
+    assert (parsed.input, parsed.voice, parsed.speed, parsed.format) == ("Hi.", "alloy", 0.25, AudioFormat.MP3)
+    assert parsed.stream_format is OpenAiStreamFormat.SSE
+    assert parse_openai_speech(json.dumps({"input": "Hi.", "speed": 4.0, "response_format": "aac"})).format == (
+        AudioFormat.AAC
+    )
+    for body, field in [
+        ({"input": ""}, "'input'"),
+        ({"text": "Hi."}, "'input'"),
+        ({"input": "x" * (limits.MAX_TEXT_CHARS + 1)}, "'input'"),
+        ({"input": "Hi.", "response_format": "wma"}, "'response_format'"),
+        ({"input": "Hi.", "speed": 4.01}, "'speed'"),
+        ({"input": "Hi.", "response_format": "flac", "bitrate_kbps": 64}, "'bitrate_kbps'"),
+    ]:
+        with pytest.raises(ProtocolError) as info:
+            parse_openai_speech(json.dumps(body))
+        assert field in info.value.message
+
+
+def test_bitrate_is_for_lossy_formats_within_bounds() -> None:
+    assert parse_invocation(json.dumps({"text": "Hi.", "format": "mp3", "bitrate_kbps": 64})).bitrate_kbps == 64
+    for value in (limits.MIN_BITRATE_KBPS - 1, limits.MAX_BITRATE_KBPS + 1, 64.5, True):
+        with pytest.raises(InvalidFieldError, match="bitrate_kbps"):
+            parse_invocation(json.dumps({"text": "Hi.", "format": "opus", "bitrate_kbps": value}))

@@ -72,3 +72,18 @@ def test_rejected_survives_a_round_trip_and_defaults_to_false() -> None:
     assert json.loads(serialize(refused))["rejected"] is True
     legacy = parse_server_message('{"type": "error", "code": "synthesis_failed", "message": "m", "request_id": "r"}')
     assert isinstance(legacy, TtsError) and legacy.rejected is False
+
+
+def test_text_the_engine_cannot_speak_is_refused_before_queueing() -> None:
+    def check_text(text: str) -> None:
+        from relay_core.errors import ProtocolError  # noqa: PLC0415
+
+        if "日本" in text:
+            raise ProtocolError("Japanese script: send Latin script", code="unsupported_text")
+
+    server = TtsServerSession(default_voice="v", check_text=check_text)
+    server.receive_frame('{"text": "日本語", "request_id": "ja"}')
+    server.receive_frame('{"text": "Hello.", "request_id": "en"}')
+    (refusal,) = [json.loads(f) for f in server.data_to_send()]
+    assert (refusal["code"], refusal["request_id"], refusal["rejected"]) == ("unsupported_text", "ja", True)
+    assert server.queued_count == 1

@@ -22,7 +22,15 @@ from relay_core.agent_events import AudioChunk as SseAudioChunk
 from relay_core.agent_events import AudioStreamEnd as SseAudioStreamEnd
 from relay_core.agent_events import AudioStreamStart as SseAudioStreamStart
 from relay_core.errors import InvalidFieldError
-from relay_core.fields import JsonObject, decode_json_object, get_bool, get_number, get_str, peek_request_id
+from relay_core.fields import (
+    JsonObject,
+    decode_json_object,
+    encode_json,
+    get_bool,
+    get_number,
+    get_str,
+    peek_request_id,
+)
 from relay_core.tts_messages import TtsErrorCode, check_text, read_request_id
 
 SSE_AUDIO_STREAM_START: Final = AgentEventType.AUDIO_STREAM_START.value
@@ -82,10 +90,22 @@ class AudioFormat(StrEnum):
     MP3 = "mp3"
     OPUS = "opus"
     FLAC = "flac"
+    AAC = "aac"
 
     @property
     def media_type(self) -> str:
         return _MEDIA_TYPES[self]
+
+    @property
+    def has_bitrate(self) -> bool:
+        """Lossy formats whose bitrate a request may choose (``bitrate_kbps``)."""
+        return self in (AudioFormat.MP3, AudioFormat.OPUS, AudioFormat.AAC)
+
+    @property
+    def whole_file_header(self) -> bool:
+        """Formats whose header states the length (WAV sizes, FLAC's sample count): a non-streamed answer carries the
+        real length; a streamed WAV says "unknown" (0xFFFFFFFF)."""
+        return self in (AudioFormat.WAV, AudioFormat.FLAC)
 
 
 _MEDIA_TYPES: Final = {
@@ -94,18 +114,42 @@ _MEDIA_TYPES: Final = {
     AudioFormat.MP3: "audio/mpeg",
     AudioFormat.OPUS: "audio/ogg",
     AudioFormat.FLAC: "audio/flac",
+    AudioFormat.AAC: "audio/aac",
 }
 
 
-def parse_audio_format(value: str | None, *, default: AudioFormat, request_id: str | None = None) -> AudioFormat:
-    """The format named by ``value`` (case-insensitive); ``InvalidFieldError`` naming the valid ones otherwise."""
+def parse_audio_format(
+    value: str | None, *, default: AudioFormat, request_id: str | None = None, name: str = "format"
+) -> AudioFormat:
+    """The format named by ``value`` (case-insensitive); ``InvalidFieldError`` naming the field (``name``) and the
+    valid formats otherwise."""
     if value is None or not value.strip():
         return default
     try:
         return AudioFormat(value.strip().lower())
     except ValueError as exc:
         valid = ", ".join(f.value for f in AudioFormat)
-        raise InvalidFieldError(f"'format' must be one of {valid}; got {value[:20]!r}", request_id=request_id) from exc
+        raise InvalidFieldError(f"'{name}' must be one of {valid}; got {value[:20]!r}", request_id=request_id) from exc
+
+
+def read_bitrate(obj: JsonObject, fmt: AudioFormat, *, request_id: str | None = None) -> int | None:
+    """The optional ``bitrate_kbps`` field: a whole number of kbit/s for mp3, opus or aac."""
+    value = obj.get("bitrate_kbps")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidFieldError("'bitrate_kbps' must be a whole number of kbit/s", request_id=request_id)
+    if not fmt.has_bitrate:
+        lossy = ", ".join(f.value for f in AudioFormat if f.has_bitrate)
+        raise InvalidFieldError(
+            f"'bitrate_kbps' applies to {lossy}, not {fmt.value}: leave it out", request_id=request_id
+        )
+    if not limits.MIN_BITRATE_KBPS <= value <= limits.MAX_BITRATE_KBPS:
+        raise InvalidFieldError(
+            f"'bitrate_kbps' must be between {limits.MIN_BITRATE_KBPS} and {limits.MAX_BITRATE_KBPS}; got {value}",
+            request_id=request_id,
+        )
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +162,7 @@ class InvocationRequest:
     stream: bool = True
     format: AudioFormat = AudioFormat.WAV
     request_id: str | None = None
+    bitrate_kbps: int | None = None
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"text": self.text, "speed": self.speed, "stream": self.stream, "format": self.format.value}
@@ -125,6 +170,8 @@ class InvocationRequest:
             obj["voice"] = self.voice
         if self.request_id is not None:
             obj["request_id"] = self.request_id
+        if self.bitrate_kbps is not None:
+            obj["bitrate_kbps"] = self.bitrate_kbps
         return obj
 
 
@@ -144,8 +191,90 @@ def parse_invocation(data: str | bytes, *, default_format: AudioFormat = AudioFo
     fmt = parse_audio_format(get_str(obj, "format", request_id=rid), default=default_format, request_id=rid)
     request_id = read_request_id(obj, request_id=rid)
     return InvocationRequest(
-        text=text, voice=voice or None, speed=speed, stream=stream, format=fmt, request_id=request_id
+        text=text,
+        voice=voice or None,
+        speed=speed,
+        stream=stream,
+        format=fmt,
+        request_id=request_id,
+        bitrate_kbps=read_bitrate(obj, fmt, request_id=rid),
     )
+
+
+# --- OpenAI-compatible POST /v1/audio/speech ----------------------------------------------------------------
+
+OPENAI_DEFAULT_FORMAT: Final = AudioFormat.MP3
+"""OpenAI's default ``response_format``."""
+OPENAI_MODELS: Final = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts")
+"""The model ids ``GET /v1/models`` lists; any ``model`` is accepted and the one Kokoro model answers."""
+OPENAI_SSE_AUDIO_DELTA: Final = "speech.audio.delta"
+OPENAI_SSE_AUDIO_DONE: Final = "speech.audio.done"
+
+
+class OpenAiStreamFormat(StrEnum):
+    """OpenAI's ``stream_format``: the audio file as a body, or SSE events carrying it in base64."""
+
+    AUDIO = "audio"
+    SSE = "sse"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAiSpeechRequest:
+    """A checked ``/v1/audio/speech`` body. ``voice`` is as given (an OpenAI name is mapped by the server)."""
+
+    input: str
+    voice: str | None = None
+    speed: float = limits.DEFAULT_SPEED
+    format: AudioFormat = OPENAI_DEFAULT_FORMAT
+    stream_format: OpenAiStreamFormat = OpenAiStreamFormat.AUDIO
+    model: str | None = None
+    bitrate_kbps: int | None = None
+
+
+def parse_openai_speech(data: str | bytes) -> OpenAiSpeechRequest:
+    """Parse and check an OpenAI ``/v1/audio/speech`` body (``model``, ``input``, ``voice``, ``response_format``,
+    ``speed``, ``stream_format``, ``instructions`` (accepted, unused), and this server's ``bitrate_kbps``). Errors
+    name OpenAI's fields. Raises only ``ProtocolError`` subclasses."""
+    obj = decode_json_object(data, max_bytes=MAX_BODY_BYTES, what="request body", per="request")
+    text = get_str(obj, "input", required=True)
+    assert text is not None  # required=True guarantees it
+    check_text(text, name="input")
+    model = get_str(obj, "model", max_chars=200)
+    get_str(obj, "instructions", max_chars=limits.MAX_TEXT_CHARS)
+    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
+    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    fmt = parse_audio_format(get_str(obj, "response_format"), default=OPENAI_DEFAULT_FORMAT, name="response_format")
+    stream_format = get_str(obj, "stream_format")
+    try:
+        parsed_stream = OpenAiStreamFormat((stream_format or OpenAiStreamFormat.AUDIO.value).strip().lower())
+    except ValueError as exc:
+        valid = ", ".join(f.value for f in OpenAiStreamFormat)
+        raise InvalidFieldError(f"'stream_format' must be one of {valid}; got {str(stream_format)[:20]!r}") from exc
+    return OpenAiSpeechRequest(
+        input=text,
+        voice=voice or None,
+        speed=speed,
+        format=fmt,
+        stream_format=parsed_stream,
+        model=model,
+        bitrate_kbps=read_bitrate(obj, fmt),
+    )
+
+
+def openai_audio_delta(audio_b64: str) -> str:
+    """One OpenAI SSE event's JSON: a piece of the audio file, base64."""
+    return encode_json({"type": OPENAI_SSE_AUDIO_DELTA, "audio": audio_b64})
+
+
+def openai_error(*, code: str, message: str) -> str:
+    """An OpenAI SSE stream's failure event's JSON (the audio so far is incomplete)."""
+    return encode_json({"type": "error", "error": {"code": code, "message": message}})
+
+
+def openai_audio_done(*, input_characters: int) -> str:
+    """The last OpenAI SSE event's JSON (``usage`` counts the input's characters; there are no tokens here)."""
+    usage = {"input_tokens": input_characters, "output_tokens": 0, "total_tokens": input_characters}
+    return encode_json({"type": OPENAI_SSE_AUDIO_DONE, "usage": usage})
 
 
 __all__ = [
@@ -155,6 +284,10 @@ __all__ = [
     "HEADER_RTF",
     "HTTP_STATUS",
     "MAX_BODY_BYTES",
+    "OPENAI_DEFAULT_FORMAT",
+    "OPENAI_MODELS",
+    "OPENAI_SSE_AUDIO_DELTA",
+    "OPENAI_SSE_AUDIO_DONE",
     "SSE_AUDIO_CHUNK",
     "SSE_AUDIO_STREAM_END",
     "SSE_AUDIO_STREAM_START",
@@ -163,12 +296,19 @@ __all__ = [
     "SSE_MEDIA_TYPE",
     "AudioFormat",
     "InvocationRequest",
+    "OpenAiSpeechRequest",
+    "OpenAiStreamFormat",
     "SseAudioChunk",
     "SseAudioStreamEnd",
     "SseAudioStreamStart",
     "SseError",
     "check_text",
     "http_status",
+    "openai_audio_delta",
+    "openai_audio_done",
+    "openai_error",
     "parse_audio_format",
     "parse_invocation",
+    "parse_openai_speech",
+    "read_bitrate",
 ]

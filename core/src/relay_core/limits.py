@@ -36,6 +36,9 @@ MAX_QUEUED_REQUESTS: Final = 256
 """Requests one session may have waiting; an agent sends one per sentence, so this is generous."""
 
 # --- HTTP /invocations (ARCHITECTURE §2) -------------------------------------------------------------------
+MIN_BITRATE_KBPS: Final = 32
+MAX_BITRATE_KBPS: Final = 320
+"""``bitrate_kbps`` of a compressed answer (mp3, opus, aac); absent = the encoder's default."""
 SAGEMAKER_PING_TIMEOUT_S: Final = 2.0
 SAGEMAKER_RESPONSE_TIMEOUT_S: Final = 60.0
 SAGEMAKER_WS_PING_INTERVAL_S: Final = 60.0

@@ -100,14 +100,16 @@ def read_request_id(obj: JsonObject, *, request_id: str | None = None) -> str | 
     return value
 
 
-def check_text(text: str, *, request_id: str | None = None) -> None:
+def check_text(text: str, *, request_id: str | None = None, name: str = "text") -> None:
     """The one text rule of every route: something to say, at most ``MAX_TEXT_CHARS`` characters. Raises
-    ``InvalidFieldError`` for blank text and ``LimitExceededError`` for too much."""
+    ``InvalidFieldError`` for blank text and ``LimitExceededError`` for too much; ``name`` is the field's name on
+    that route (OpenAI's is ``input``)."""
     if not text.strip():
-        raise InvalidFieldError("'text' must contain something to say", request_id=request_id)
+        raise InvalidFieldError(f"'{name}' must contain something to say", request_id=request_id)
     if len(text) > limits.MAX_TEXT_CHARS:
         raise LimitExceededError(
-            f"'text' has {len(text)} characters; the limit is {limits.MAX_TEXT_CHARS}: split it into several requests",
+            f"'{name}' has {len(text)} characters; the limit is {limits.MAX_TEXT_CHARS}: "
+            "split it into several requests",
             request_id=request_id,
         )
 

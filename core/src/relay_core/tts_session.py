@@ -83,6 +83,8 @@ class TtsServerSession:
     default_voice: str
     check_voice: Callable[[str], None] = field(default=lambda _voice: None)
     """Raises ``ProtocolError`` (code ``unknown_voice``) for a voice the engine lacks, before queueing."""
+    check_text: Callable[[str], None] = field(default=lambda _text: None)
+    """Raises ``ProtocolError`` (code ``unsupported_text``) for text the engine cannot speak, before queueing."""
     new_request_id: Callable[[], str] = field(default=random_request_id)
     max_queued: int = limits.MAX_QUEUED_REQUESTS
     max_remembered_ids: int = REMEMBERED_REQUEST_IDS
@@ -135,6 +137,7 @@ class TtsServerSession:
         voice = request.voice or self.default_voice
         try:
             self.check_voice(voice)
+            self.check_text(request.text)
         except ProtocolError as exc:
             self._error(exc.code, exc.message, rid)
             return

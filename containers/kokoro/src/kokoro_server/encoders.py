@@ -2,8 +2,8 @@
 
 Every encoder takes s16le mono PCM segment by segment and returns the bytes it can emit so far, so a streamed
 answer carries audio as each segment is produced. WAV streams with 0xFFFFFFFF sizes (the length is unknown);
-:func:`encode_whole` writes exact sizes. mp3, opus (in Ogg) and flac go through PyAV (FFmpeg's encoders,
-:mod:`kokoro_server.codec_encoder`).
+:func:`encode_whole` writes the real length into WAV and FLAC headers. mp3, opus (in Ogg), aac (ADTS) and flac go
+through PyAV (FFmpeg's encoders, :mod:`kokoro_server.codec_encoder`).
 The encoders are not thread-safe; one request uses one encoder, sequentially.
 """
 
@@ -55,24 +55,34 @@ class StreamingWavEncoder(PcmEncoder):
         return wav_header(None, sample_rate=self.sample_rate)
 
 
-def streaming_encoder(fmt: AudioFormat, *, sample_rate: int = limits.SAMPLE_RATE) -> AudioEncoder:
-    """The incremental encoder for ``fmt``."""
-    if fmt is AudioFormat.PCM:
-        return PcmEncoder()
-    if fmt is AudioFormat.WAV:
-        return StreamingWavEncoder(sample_rate)
+def _av_encoder(fmt: AudioFormat, sample_rate: int, bitrate_kbps: int | None, *, whole: bool) -> AudioEncoder:
     # PyAV (FFmpeg's libraries, ~15 MB of RSS) is loaded on the first compressed request, not at start-up:
     # the WebSocket session and PCM/WAV answers never need it.
     from kokoro_server.codec_encoder import AvEncoder  # noqa: PLC0415
 
-    return AvEncoder(fmt, sample_rate)
+    return AvEncoder(fmt, sample_rate, bitrate_kbps=bitrate_kbps, whole=whole)
 
 
-def encode_whole(fmt: AudioFormat, pcm: bytes, *, sample_rate: int = limits.SAMPLE_RATE) -> bytes:
-    """All of ``pcm`` as one file of ``fmt`` (WAV with exact sizes)."""
+def streaming_encoder(
+    fmt: AudioFormat, *, sample_rate: int = limits.SAMPLE_RATE, bitrate_kbps: int | None = None
+) -> AudioEncoder:
+    """The incremental encoder for ``fmt`` (``bitrate_kbps`` for mp3, opus, aac)."""
+    if fmt is AudioFormat.PCM:
+        return PcmEncoder()
+    if fmt is AudioFormat.WAV:
+        return StreamingWavEncoder(sample_rate)
+    return _av_encoder(fmt, sample_rate, bitrate_kbps, whole=False)
+
+
+def encode_whole(
+    fmt: AudioFormat, pcm: bytes, *, sample_rate: int = limits.SAMPLE_RATE, bitrate_kbps: int | None = None
+) -> bytes:
+    """All of ``pcm`` as one file of ``fmt``; WAV and FLAC headers carry the real length."""
     if fmt is AudioFormat.WAV:
         return wav_bytes(pcm, sample_rate=sample_rate)
-    encoder = streaming_encoder(fmt, sample_rate=sample_rate)
+    if fmt is AudioFormat.PCM:
+        return pcm
+    encoder = _av_encoder(fmt, sample_rate, bitrate_kbps, whole=True)
     return encoder.begin() + encoder.encode(pcm) + encoder.finish()
 
 

@@ -1,9 +1,12 @@
-"""The HTTP routes: ``GET /ping``, ``POST /invocations`` (ARCHITECTURE §2) and the OpenAI-compatible surface.
+"""The HTTP routes: ``GET /ping``, ``POST /invocations`` (docs/protocol.md §2) and the OpenAI-compatible surface.
 
-``/invocations`` takes ``{"text","voice","speed","stream","format","request_id"}``; ``stream`` defaults to true,
-``format`` to ``wav`` (``pcm`` for SSE, chosen with ``Accept: text/event-stream``). ``/v1/audio/speech`` takes
-OpenAI's ``{"model","input","voice","response_format","speed"}`` and streams the file; ``model`` is accepted and
-ignored (this server has one model). Errors are JSON ``{"error": {"code","message"}}`` with a 4xx/5xx status.
+``/invocations`` takes ``{"text","voice","speed","stream","format","request_id","bitrate_kbps"}``; ``stream``
+defaults to true, ``format`` to ``wav`` (``pcm`` for SSE, chosen with ``Accept: text/event-stream``).
+``/v1/audio/speech`` takes OpenAI's ``{"model","input","voice","response_format","speed","stream_format"}``:
+``model`` is accepted and ignored (this server has one model), OpenAI voice names map onto the configured voices
+(:mod:`kokoro_server.voice_catalog`); ``wav`` and ``flac`` answers are whole files whose headers carry the real
+length, other formats stream. ``GET /v1/models`` lists the accepted model ids, ``GET /v1/audio/voices`` what each
+voice is. Errors are JSON ``{"error": {"code","message"}}`` with the code's one HTTP status.
 """
 
 from __future__ import annotations
@@ -15,14 +18,18 @@ from starlette.routing import Route
 from kokoro_server.errors import from_protocol_error
 from kokoro_server.speak import SpeechJob, read_body, speech_response, wants_sse
 from kokoro_server.state import NotReadyError, server_state
-from relay_core import limits
-from relay_core.errors import InvalidFieldError, ProtocolError
-from relay_core.fields import decode_json_object, get_number, get_str
-from relay_core.http_events import MAX_BODY_BYTES, AudioFormat, check_text, parse_audio_format, parse_invocation
+from kokoro_server.text_scripts import check_speakable
+from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice
+from relay_core.errors import ProtocolError
+from relay_core.http_events import (
+    MAX_BODY_BYTES,
+    OPENAI_MODELS,
+    AudioFormat,
+    OpenAiStreamFormat,
+    parse_invocation,
+    parse_openai_speech,
+)
 from relay_core.tts_session import random_request_id
-
-OPENAI_DEFAULT_FORMAT = AudioFormat.MP3
-"""OpenAI's default ``response_format``."""
 
 
 async def ping(request: Request) -> Response:
@@ -46,6 +53,7 @@ async def invocations(request: Request) -> Response:
         sse = wants_sse(request)
         body = await read_body(request, max_bytes=MAX_BODY_BYTES)
         parsed = parse_invocation(body, default_format=AudioFormat.PCM if sse else AudioFormat.WAV)
+        check_speakable(parsed.text, state.config.lang, request_id=parsed.request_id)
     except NotReadyError as exc:
         return exc.wire.response()
     except ProtocolError as exc:
@@ -58,49 +66,66 @@ async def invocations(request: Request) -> Response:
         stream=parsed.stream,
         sse=sse,
         request_id=parsed.request_id or random_request_id(),
+        bitrate_kbps=parsed.bitrate_kbps,
     )
     return await speech_response(engine, scheduler, job, request)
 
 
-def parse_openai_speech(body: bytes) -> SpeechJob:
-    """Check an OpenAI ``/v1/audio/speech`` body. Raises only ``ProtocolError`` subclasses."""
-    obj = decode_json_object(body, max_bytes=MAX_BODY_BYTES, what="request body")
-    text = get_str(obj, "input", required=True)
-    assert text is not None  # required=True guarantees it
-    check_text(text)
-    get_str(obj, "model", max_chars=200)
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
-    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
-    try:
-        fmt = parse_audio_format(get_str(obj, "response_format"), default=OPENAI_DEFAULT_FORMAT)
-    except InvalidFieldError as exc:
-        raise InvalidFieldError(exc.message.replace("'format'", "'response_format'")) from exc
-    return SpeechJob(
-        text=text, voice=voice or None, speed=speed, format=fmt, stream=True, sse=False, request_id=random_request_id()
-    )
-
-
 async def openai_speech(request: Request) -> Response:
-    """OpenAI-compatible speech: the audio file, streamed as it is produced."""
+    """OpenAI-compatible speech: the audio file (streamed, except wav and flac), or OpenAI's SSE events."""
     state = server_state(request)
     try:
         engine, scheduler = state.require()
-        job = parse_openai_speech(await read_body(request, max_bytes=MAX_BODY_BYTES))
+        parsed = parse_openai_speech(await read_body(request, max_bytes=MAX_BODY_BYTES))
+        check_speakable(parsed.input, state.config.lang, name="input")
     except NotReadyError as exc:
         return exc.wire.response()
     except ProtocolError as exc:
         return from_protocol_error(exc).response()
+    sse = parsed.stream_format is OpenAiStreamFormat.SSE
+    job = SpeechJob(
+        text=parsed.input,
+        voice=resolve_openai_voice(parsed.voice, engine.voices(), default_voice=engine.default_voice),
+        speed=parsed.speed,
+        format=parsed.format,
+        stream=not parsed.format.whole_file_header,
+        sse=sse,
+        openai_sse=sse,
+        request_id=random_request_id(),
+        bitrate_kbps=parsed.bitrate_kbps,
+    )
     return await speech_response(engine, scheduler, job, request)
 
 
 async def openai_voices(request: Request) -> Response:
-    """The voices this model has (blends ``"a:0.7,b:0.3"`` of them are accepted too)."""
+    """The voices this model has, what each is, and the OpenAI names they answer to (blends ``"a:0.7,b:0.3"`` of
+    them are accepted too)."""
     state = server_state(request)
     try:
         engine, _ = state.require()
     except NotReadyError as exc:
         return exc.wire.response()
-    return JSONResponse({"voices": engine.voices(), "default": engine.default_voice})
+    names = engine.voices()
+    return JSONResponse(
+        {
+            "voices": names,
+            "default": engine.default_voice,
+            "details": [describe(name, g2p_lang=state.config.lang).to_json() for name in names],
+            "openai_voices": openai_voice_map(names, default_voice=engine.default_voice),
+        }
+    )
+
+
+async def openai_models(_request: Request) -> Response:
+    """OpenAI's model list: the ids ``/v1/audio/speech`` accepts (all of them speak with the one Kokoro model)."""
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [
+                {"id": model, "object": "model", "created": 0, "owned_by": "kokoro-relay"} for model in OPENAI_MODELS
+            ],
+        }
+    )
 
 
 routes = [
@@ -108,4 +133,5 @@ routes = [
     Route("/invocations", invocations, methods=["POST"]),
     Route("/v1/audio/speech", openai_speech, methods=["POST"]),
     Route("/v1/audio/voices", openai_voices, methods=["GET"]),
+    Route("/v1/models", openai_models, methods=["GET"]),
 ]

@@ -38,6 +38,9 @@ from relay_core.http_events import (
     SseAudioStreamEnd,
     SseAudioStreamStart,
     SseError,
+    openai_audio_delta,
+    openai_audio_done,
+    openai_error,
 )
 from relay_core.sse import encode_sse
 
@@ -58,6 +61,10 @@ class SpeechJob:
     stream: bool
     sse: bool
     request_id: str
+    bitrate_kbps: int | None = None
+    """mp3, opus or aac bitrate; None: the encoder's default."""
+    openai_sse: bool = False
+    """With ``sse``: OpenAI's SSE events (``speech.audio.delta``/``done``) instead of the relay's audio events."""
 
 
 async def read_body(request: Request, *, max_bytes: int) -> bytes:
@@ -86,12 +93,11 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
     try:
         await synthesis.plan()
         if job.sse:
-            return StreamingResponse(_sse_body(synthesis, job), media_type=SSE_MEDIA_TYPE, headers=_no_cache())
+            body = _openai_sse_body(synthesis, job) if job.openai_sse else _sse_body(synthesis, job)
+            return StreamingResponse(body, media_type=SSE_MEDIA_TYPE, headers=_no_cache())
         if job.stream:
             headers = {HEADER_CHARACTERS: str(len(job.text)), **_no_cache()}
-            return StreamingResponse(
-                _audio_body(synthesis, job.format), media_type=job.format.media_type, headers=headers
-            )
+            return StreamingResponse(_audio_body(synthesis, job), media_type=job.format.media_type, headers=headers)
         return await _whole(synthesis, job, request)
     except EngineError as exc:
         scheduler.cancel_session(session)
@@ -113,9 +119,10 @@ async def _finish(encoder: AudioEncoder, fmt: AudioFormat) -> bytes:
     return encoder.finish() if is_cheap(fmt) else await asyncio.to_thread(encoder.finish)
 
 
-async def _encoded(synthesis: Synthesis, fmt: AudioFormat) -> AsyncIterator[bytes]:
+async def _encoded(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
     """The encoded stream, piece by piece as segments are rendered."""
-    encoder = streaming_encoder(fmt, sample_rate=synthesis.engine.sample_rate)
+    fmt = job.format
+    encoder = streaming_encoder(fmt, sample_rate=synthesis.engine.sample_rate, bitrate_kbps=job.bitrate_kbps)
     head = encoder.begin()
     if head:
         yield head
@@ -128,9 +135,9 @@ async def _encoded(synthesis: Synthesis, fmt: AudioFormat) -> AsyncIterator[byte
         yield tail
 
 
-async def _audio_body(synthesis: Synthesis, fmt: AudioFormat) -> AsyncIterator[bytes]:
+async def _audio_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
     try:
-        async for data in _encoded(synthesis, fmt):
+        async for data in _encoded(synthesis, job):
             yield data
     except EngineError as exc:
         logger.warning("aborting a streamed answer after %d segments: %s", synthesis.segments_done, exc)
@@ -153,13 +160,8 @@ async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes
     )
     seq = 0
     try:
-        async for data in _encoded(synthesis, job.format):
-            pieces = (
-                chunk_pcm(data, SSE_CHUNK_BYTES)
-                if job.format is AudioFormat.PCM
-                else (data[i : i + SSE_CHUNK_BYTES] for i in range(0, len(data), SSE_CHUNK_BYTES))
-            )
-            for piece in pieces:
+        async for data in _encoded(synthesis, job):
+            for piece in _sse_pieces(data, job.format):
                 yield _event(SseAudioChunk(request_id=rid, seq=seq, data=b64encode(piece)))
                 seq += 1
     except EngineError as exc:
@@ -174,6 +176,34 @@ async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes
     finally:
         synthesis.scheduler.cancel_session(synthesis.session)
     yield _event(SseAudioStreamEnd(request_id=rid, total_chunks=seq, duration_s=round(synthesis.duration_s, 4)))
+
+
+def _sse_pieces(data: bytes, fmt: AudioFormat) -> list[bytes]:
+    """``data`` cut into SSE-sized pieces (PCM on sample boundaries)."""
+    if fmt is AudioFormat.PCM:
+        return list(chunk_pcm(data, SSE_CHUNK_BYTES))
+    return [data[i : i + SSE_CHUNK_BYTES] for i in range(0, len(data), SSE_CHUNK_BYTES)]
+
+
+async def _openai_sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+    """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events with base64 pieces of the file, then
+    ``speech.audio.done``; a failure midway ends the stream with an ``error`` event."""
+    try:
+        async for data in _encoded(synthesis, job):
+            for piece in _sse_pieces(data, job.format):
+                yield encode_sse(openai_audio_delta(b64encode(piece)))
+    except EngineError as exc:
+        wire = from_engine_error(exc)
+        yield encode_sse(openai_error(code=wire.code, message=wire.message))
+        return
+    except Exception as exc:
+        logger.exception("OpenAI SSE answer %s failed", job.request_id)
+        wire = internal_error(exc)
+        yield encode_sse(openai_error(code=wire.code, message=wire.message))
+        return
+    finally:
+        synthesis.scheduler.cancel_session(synthesis.session)
+    yield encode_sse(openai_audio_done(input_characters=len(job.text)))
 
 
 async def _until_disconnected(request: Request) -> None:
@@ -203,10 +233,11 @@ async def _whole(synthesis: Synthesis, job: SpeechJob, request: Request) -> Resp
         return Response(status_code=CLIENT_CLOSED_REQUEST)
     pcm = collect.result()
     elapsed = synthesis.elapsed_s
+    rate, bitrate = synthesis.engine.sample_rate, job.bitrate_kbps
     if is_cheap(job.format):
-        body = encode_whole(job.format, pcm, sample_rate=synthesis.engine.sample_rate)
+        body = encode_whole(job.format, pcm, sample_rate=rate)
     else:
-        body = await asyncio.to_thread(encode_whole, job.format, pcm, sample_rate=synthesis.engine.sample_rate)
+        body = await asyncio.to_thread(encode_whole, job.format, pcm, sample_rate=rate, bitrate_kbps=bitrate)
     duration = synthesis.duration_s
     headers = {
         HEADER_AUDIO_DURATION: f"{duration:.3f}",

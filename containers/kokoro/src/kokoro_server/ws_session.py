@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import aclosing
+from functools import partial
 
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -27,6 +28,7 @@ from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.synthesis import Synthesis
+from kokoro_server.text_scripts import check_speakable
 from relay_core.errors import InvalidFieldError, ProtocolError
 from relay_core.tts_messages import SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts_session import TtsServerSession
@@ -53,14 +55,19 @@ class VoiceCheck:
             raise InvalidFieldError(str(exc)) from exc
 
 
-class TtsConnection:
-    """One accepted WebSocket and its session."""
+class SessionSocket:
+    """One accepted WebSocket and the :class:`TtsServerSession` it drives (not to be confused with the voice agent's
+    ``TtsConnection``, the client end of such a socket)."""
 
-    def __init__(self, websocket: WebSocket, engine: SpeechEngine, scheduler: Scheduler) -> None:
+    def __init__(self, websocket: WebSocket, engine: SpeechEngine, scheduler: Scheduler, *, lang: str) -> None:
         self.websocket = websocket
         self.engine = engine
         self.scheduler = scheduler
-        self.session = TtsServerSession(default_voice=engine.default_voice, check_voice=VoiceCheck(engine))
+        self.session = TtsServerSession(
+            default_voice=engine.default_voice,
+            check_voice=VoiceCheck(engine),
+            check_text=partial(check_speakable, lang=lang),
+        )
         self.jobs: SchedulerSession = scheduler.open_session(label=f"ws-{id(self):x}")
         self._send_lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -174,7 +181,7 @@ async def tts_session(websocket: WebSocket) -> None:
         await websocket.close(TRY_AGAIN_LATER, reason=exc.wire.message[:120])
         return
     try:
-        await TtsConnection(websocket, engine, scheduler).run()
+        await SessionSocket(websocket, engine, scheduler, lang=state.config.lang).run()
     except WebSocketDisconnect:
         logger.debug("client disconnected")
 

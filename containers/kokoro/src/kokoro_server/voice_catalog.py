@@ -1,0 +1,86 @@
+"""What each voice is (language, gender), and OpenAI's voice names mapped onto the configured voices.
+
+Kokoro voice packs are named ``<language><gender>_<name>``: ``jf_alpha`` is a Japanese female voice, ``jm_kumo`` a
+Japanese male one. A voice pack gives the timbre; what is said, and how, comes from the G2P front end. The shipped
+voices are Japanese voice packs that speak through the server's G2P language (``en-us`` by default), so they speak
+English with a Japanese-trained timbre. ``GET /v1/audio/voices`` says so for each voice.
+
+OpenAI's names are accepted by ``/v1/audio/speech`` (only there; the session protocol takes voice names and blends):
+its female-sounding voices map, in order, onto the configured female voices, its male-sounding ones onto the male
+voices, cycling when there are fewer; a name that is also a configured voice keeps its own meaning.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+LANGUAGES = {
+    "a": "American English",
+    "b": "British English",
+    "e": "Spanish",
+    "f": "French",
+    "h": "Hindi",
+    "i": "Italian",
+    "j": "Japanese",
+    "p": "Brazilian Portuguese",
+    "z": "Mandarin Chinese",
+}
+"""Kokoro's voice-name language letters."""
+GENDERS = {"f": "female", "m": "male"}
+
+OPENAI_FEMALE = ("alloy", "coral", "nova", "sage", "shimmer")
+OPENAI_MALE = ("ash", "ballad", "echo", "fable", "onyx", "verse")
+OPENAI_VOICES = (*OPENAI_FEMALE, *OPENAI_MALE)
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceInfo:
+    """One configured voice as ``GET /v1/audio/voices`` describes it."""
+
+    name: str
+    language: str
+    """The language the voice pack was trained on (from its name), or "unknown"."""
+    gender: str
+    """female, male, or unknown."""
+    speaks: str
+    """The G2P language it speaks through (the server's ``--lang``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "language": self.language,
+            "gender": self.gender,
+            "speaks": self.speaks,
+            "description": f"{self.language} {self.gender} voice pack, speaking through the {self.speaks} G2P",
+        }
+
+
+def describe(name: str, *, g2p_lang: str) -> VoiceInfo:
+    """The language and gender a voice's name encodes (``jf_alpha``: Japanese, female)."""
+    prefix = name.split("_", 1)[0] if "_" in name else ""
+    language = LANGUAGES.get(prefix[:1], "unknown") if len(prefix) == 2 else "unknown"
+    gender = GENDERS.get(prefix[1:2], "unknown") if len(prefix) == 2 else "unknown"
+    return VoiceInfo(name=name, language=language, gender=gender, speaks=g2p_lang)
+
+
+def openai_voice_map(voices: list[str], *, default_voice: str) -> dict[str, str]:
+    """OpenAI voice name → configured voice. With no voice of a gender, that gender's names map to the default."""
+
+    def of_gender(letter: str) -> list[str]:
+        return sorted(v for v in voices if len(v) > 2 and v[1] == letter and v[2] == "_")
+
+    mapping: dict[str, str] = {}
+    for names, letter in ((OPENAI_FEMALE, "f"), (OPENAI_MALE, "m")):
+        pool = of_gender(letter) or [default_voice]
+        for index, alias in enumerate(names):
+            mapping[alias] = pool[index % len(pool)]
+    return mapping
+
+
+def resolve_openai_voice(voice: str | None, voices: list[str], *, default_voice: str) -> str | None:
+    """The configured voice for an OpenAI request's ``voice``: its own name, an OpenAI name's mapping, or as given
+    (a blend, or an unknown name the engine then refuses with the list of voices)."""
+    if voice is None or voice in voices:
+        return voice
+    return openai_voice_map(voices, default_voice=default_voice).get(voice.strip().lower(), voice)

@@ -1,0 +1,156 @@
+"""The OpenAI-compatible routes as OpenAI clients use them, the formats' real lengths, and text the G2P cannot
+speak; with the real int8 model on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import wave
+from typing import Any
+
+import av
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from relay_core import limits
+from relay_core.audio import b64decode
+from relay_core.http_events import OPENAI_MODELS, OPENAI_SSE_AUDIO_DELTA, OPENAI_SSE_AUDIO_DONE
+from relay_core.sse import SseDecoder
+from relay_core.tts_messages import TtsErrorCode
+
+pytestmark = pytest.mark.slow
+
+SPEECH = "/v1/audio/speech"
+
+
+def client(server: Any) -> httpx.Client:
+    return httpx.Client(base_url=server.http_url, timeout=120)
+
+
+def decoded_samples(data: bytes) -> int:
+    with av.open(io.BytesIO(data), mode="r") as container:
+        return sum(frame.samples for frame in container.decode(container.streams.audio[0]))
+
+
+def flac_total_samples(data: bytes) -> int:
+    """STREAMINFO's total-samples field (36 bits; 0 means "unknown")."""
+    assert data[:4] == b"fLaC"
+    info = data[8 : 8 + 34]
+    return int.from_bytes(info[10:18], "big") & ((1 << 36) - 1)
+
+
+def test_openai_speed_range_voice_names_and_errors_that_name_input(tts_server: Any) -> None:
+    with client(tts_server) as http:
+        by_alias = http.post(
+            SPEECH, json={"model": "tts-1", "input": "Yes.", "voice": "alloy", "response_format": "pcm"}
+        )
+        voices = http.get("/v1/audio/voices").json()
+        mapped = voices["openai_voices"]["alloy"]
+        by_name = http.post(SPEECH, json={"input": "Yes.", "voice": mapped, "response_format": "pcm"})
+        fast = http.post(SPEECH, json={"input": "Yes.", "voice": mapped, "response_format": "pcm", "speed": 4.0})
+        too_fast = http.post(SPEECH, json={"input": "Yes.", "speed": 4.5})
+        empty = http.post(SPEECH, json={"input": "  "})
+        missing = http.post(SPEECH, json={"text": "Yes."})
+        models = http.get("/v1/models").json()
+    assert by_alias.status_code == 200
+    assert by_alias.content == by_name.content  # alloy is that configured voice
+    assert len(by_name.content) > 2 * len(fast.content) > 0  # 4.0 is accepted and speaks faster
+    assert too_fast.status_code == 400
+    assert "0.25 and 4.0" in too_fast.json()["error"]["message"]
+    for reply in (empty, missing):
+        assert reply.status_code == 400
+        assert "'input'" in reply.json()["error"]["message"]
+    assert [m["id"] for m in models["data"]] == list(OPENAI_MODELS)
+    assert models["object"] == "list"
+    details = {d["name"]: d for d in voices["details"]}
+    assert (details["jf_alpha"]["language"], details["jf_alpha"]["gender"]) == ("Japanese", "female")
+    assert (details["jm_kumo"]["language"], details["jm_kumo"]["gender"]) == ("Japanese", "male")
+    assert details["jm_kumo"]["speaks"] == "en-us"
+    assert voices["openai_voices"]["onyx"] == "jm_kumo"
+    assert voices["openai_voices"]["alloy"].startswith("jf_")
+
+
+def test_openai_sse_stream_format_carries_the_same_audio(tts_server: Any) -> None:
+    body = {"input": "One. Two.", "voice": "jf_alpha", "response_format": "pcm"}
+    with client(tts_server) as http:
+        plain = http.post(SPEECH, json=body)
+        sse = http.post(SPEECH, json={**body, "stream_format": "sse"})
+        bad = http.post(SPEECH, json={**body, "stream_format": "ws"})
+    assert sse.status_code == 200
+    assert sse.headers["content-type"].startswith("text/event-stream")
+    decoder = SseDecoder()
+    events = [json.loads(e.data) for e in [*decoder.feed(sse.content), *decoder.close()]]
+    *deltas, done = events
+    assert {e["type"] for e in deltas} == {OPENAI_SSE_AUDIO_DELTA}
+    assert len(deltas) >= 2
+    assert done["type"] == OPENAI_SSE_AUDIO_DONE
+    assert done["usage"]["input_tokens"] == len(body["input"])
+    assert b"".join(b64decode(e["audio"]) for e in deltas) == plain.content
+    assert bad.status_code == 400
+    assert "stream_format" in bad.json()["error"]["message"]
+
+
+def test_whole_files_carry_their_real_length(tts_server: Any) -> None:
+    with client(tts_server) as http:
+        pcm = http.post("/invocations", json={"text": "Yes.", "format": "pcm"}).content
+        openai_wav = http.post(SPEECH, json={"input": "Yes.", "voice": "jf_alpha", "response_format": "wav"})
+        flac = http.post("/invocations", json={"text": "Yes.", "format": "flac", "stream": False})
+        openai_flac = http.post(SPEECH, json={"input": "Yes.", "voice": "jf_alpha", "response_format": "flac"})
+    samples = len(pcm) // limits.SAMPLE_WIDTH_BYTES
+    with wave.open(io.BytesIO(openai_wav.content)) as read_back:
+        assert read_back.getnframes() == samples  # not 0x7FFFFFFF frames (24.8 days)
+        assert read_back.getframerate() == limits.SAMPLE_RATE
+    assert flac_total_samples(flac.content) == samples
+    assert flac_total_samples(openai_flac.content) == samples
+    assert decoded_samples(flac.content) == samples
+
+
+def test_aac_and_a_chosen_mp3_bitrate(tts_server: Any) -> None:
+    text = "Yes, one two."
+    with client(tts_server) as http:
+        aac = http.post(SPEECH, json={"input": text, "voice": "jf_alpha", "response_format": "aac"})
+        low = http.post("/invocations", json={"text": text, "format": "mp3", "stream": False, "bitrate_kbps": 32})
+        high = http.post("/invocations", json={"text": text, "format": "mp3", "stream": False, "bitrate_kbps": 192})
+        not_lossy = http.post("/invocations", json={"text": text, "format": "wav", "bitrate_kbps": 64})
+    assert aac.status_code == 200
+    assert aac.headers["content-type"] == "audio/aac"
+    assert decoded_samples(aac.content) > 0.3 * limits.SAMPLE_RATE
+    duration = float(low.headers["X-Audio-Duration"])
+    assert len(low.content) * 8 / duration == pytest.approx(32_000, rel=0.2)
+    assert len(high.content) * 8 / duration == pytest.approx(192_000, rel=0.2)
+    assert decoded_samples(low.content) > 0 and decoded_samples(high.content) > 0
+    assert not_lossy.status_code == 400
+    assert "bitrate_kbps" in not_lossy.json()["error"]["message"]
+
+
+def test_text_in_a_script_the_g2p_cannot_speak_is_refused_everywhere(tts_server: Any) -> None:
+    japanese = "こんにちは、元気ですか。"
+    with client(tts_server) as http:
+        invocation = http.post("/invocations", json={"text": japanese, "request_id": "ja"})
+        openai = http.post(SPEECH, json={"input": japanese})
+
+    async def over_the_socket() -> tuple[dict[str, Any], bytes]:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            await ws.send(json.dumps({"text": japanese, "request_id": "ja"}))
+            refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))
+            await ws.send(json.dumps({"text": "Still here.", "request_id": "en"}))
+            audio = b""
+            while True:
+                frame = await asyncio.wait_for(ws.recv(), 120)
+                if isinstance(frame, bytes):
+                    audio += frame
+                elif json.loads(frame)["type"] == "synthesis_complete":
+                    return refusal, audio
+
+    refusal, audio = asyncio.run(over_the_socket())
+    for reply in (invocation, openai):
+        assert reply.status_code == 400
+        error = reply.json()["error"]
+        assert error["code"] == TtsErrorCode.UNSUPPORTED_TEXT
+        assert "Japanese" in error["message"] and "en-us" in error["message"]
+    assert "'input'" in openai.json()["error"]["message"]
+    assert (refusal["type"], refusal["code"], refusal["request_id"]) == ("error", "unsupported_text", "ja")
+    assert refusal["rejected"] is True
+    assert audio  # the session went on
