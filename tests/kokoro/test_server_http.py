@@ -188,8 +188,8 @@ def test_openai_speech_and_voices(tts_server: Any) -> None:
         wav = http.post(
             "/v1/audio/speech", json={"model": "kokoro", "input": "Yes.", "response_format": "wav", "speed": 1.5}
         )
-        bad_voice = http.post("/v1/audio/speech", json={"model": "tts-1", "input": "Yes.", "voice": "alloy"})
-        bad_format = http.post("/v1/audio/speech", json={"input": "Yes.", "response_format": "aac"})
+        bad_voice = http.post("/v1/audio/speech", json={"model": "tts-1", "input": "Yes.", "voice": "zz_nobody"})
+        bad_format = http.post("/v1/audio/speech", json={"input": "Yes.", "response_format": "wma"})
     assert "jf_alpha" in voices["voices"]
     assert voices["default"] in voices["voices"]
     assert speech.status_code == 200
