@@ -283,10 +283,24 @@ def test_bad_input_answers_error_and_the_session_goes_on(tts_server: Any) -> Non
     assert "jf_alpha" in voice_error  # names the voices there are
 
 
-def test_websocket_ping_is_answered(tts_server: Any) -> None:
-    async def scenario() -> float:
-        async with connect(tts_server.ws_url) as ws:
-            pong = await ws.ping()
-            return await asyncio.wait_for(pong, 10)
+def test_websocket_ping_is_answered_while_a_long_request_renders(tts_server: Any) -> None:
+    """Inference never blocks the event loop: a ping sent after the first segment is answered before the
+    request's last segment (it would wait for the whole render if inference ran on the loop)."""
 
-    assert run(scenario()) >= 0.0
+    async def scenario() -> Peer:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            peer = Peer(ws)
+            await peer.synthesize("One. Two. Three. Four. Five.", "long")
+            await peer.pump_until(lambda: bool(peer.audio_times("long")))
+            pong = asyncio.ensure_future(await ws.ping())
+            pong.add_done_callback(lambda _f: peer.events.append((time.perf_counter() - peer.started, "pong")))
+            await peer.pump_until(peer.all_ended("long"))
+            async with asyncio.timeout(30):
+                await pong
+            return peer
+
+    peer = run(scenario())
+    order = [event if isinstance(event, str) else type(event).__name__ for _, event in peer.events]
+    assert "pong" in order
+    assert order.index("pong") < order.index("RequestEnded")
+    assert order[order.index("pong") :].count("AudioReceived") >= 1  # answered while segments were still coming
