@@ -13,11 +13,14 @@ from relay_core.errors import InvalidFieldError, LimitExceededError, ProtocolErr
 from relay_core.word_timings import (
     INTERRUPTED_MARK,
     MAX_WORDS,
+    CaptionedSpeech,
     WordTiming,
     WordTimings,
     heard_prefix,
     interrupted,
+    parse_captioned_speech,
     parse_played_ms,
+    parse_timings_flag,
     parse_word_timings,
     serialize_word_timings,
     split_words,
@@ -137,3 +140,18 @@ def test_reply_is_cut_after_the_last_word_heard() -> None:
     assert heard_prefix("Hello, 1,234 (typo).", TIMINGS.words, 60.0) == "Hello, 1,234", "missing words are skipped"
     assert interrupted("Hello, 1,234") == f"Hello, 1,234… {INTERRUPTED_MARK}"
     assert interrupted("") == INTERRUPTED_MARK
+
+
+def test_captioned_answer_round_trips_and_the_timings_flag_is_a_boolean() -> None:
+    answer = CaptionedSpeech(
+        request_id="r1", format="wav", sample_rate=24_000, duration_s=2.0, audio="UklGRg==", words=TIMINGS.words
+    )
+    wire = json.dumps(answer.to_json())
+    assert parse_captioned_speech(wire) == answer
+    with pytest.raises(InvalidFieldError, match="sample_rate"):
+        parse_captioned_speech({**answer.to_json(), "sample_rate": "24000"})
+    assert parse_timings_flag({}) is False
+    assert parse_timings_flag({"timings": True}) is True
+    for bad in ("true", 1, None):
+        with pytest.raises(InvalidFieldError, match="timings"):
+            parse_timings_flag({"timings": bad})

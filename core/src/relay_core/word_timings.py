@@ -49,6 +49,13 @@ MAX_PLAYED_MS = 24 * 60 * 60 * 1000
 _WORD = re.compile(r"\S+")
 
 
+def _number(obj: Mapping[str, Any], name: str) -> float:
+    value = obj.get(name)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InvalidFieldError(f"field {name!r} must be a number of seconds")
+    return float(value)
+
+
 def split_words(text: str) -> list[tuple[int, int]]:
     """The written words of ``text`` as ``(start, end)`` character spans, in order (see the module doc).
 
@@ -130,15 +137,66 @@ class WordTimings:
         return {"type": self.type, "request_id": self.request_id, "words": [w.to_json() for w in self.words]}
 
 
+CAPTIONED_SPEECH_PATH = "/dev/captioned_speech"
+"""The container's route that answers one JSON object with the whole audio and its word timings."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaptionedSpeech:
+    """The answer of ``POST /dev/captioned_speech``: the whole file (base64) and every word's timing in it."""
+
+    request_id: str
+    format: str
+    sample_rate: int
+    duration_s: float
+    audio: str
+    """Base64 of the whole file in ``format`` (raw s16le for ``pcm``)."""
+    words: tuple[WordTiming, ...]
+
+    def to_json(self) -> JsonObject:
+        return {
+            "request_id": self.request_id,
+            "format": self.format,
+            "sample_rate": self.sample_rate,
+            "duration_s": self.duration_s,
+            "audio": self.audio,
+            "words": [word.to_json() for word in self.words],
+        }
+
+
+def parse_captioned_speech(data: str | bytes | JsonObject) -> CaptionedSpeech:
+    """Parse a ``/dev/captioned_speech`` answer. Raises only ``ProtocolError`` subclasses."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=1 << 30, what="answer")
+    timings = parse_word_timings(
+        {"type": WORD_TIMINGS_TYPE, "request_id": obj.get("request_id"), "words": obj.get("words")}
+    )
+    fmt = get_str(obj, "format", required=True, allow_empty=False, max_chars=16)
+    audio = get_str(obj, "audio", required=True)
+    sample_rate = obj.get("sample_rate")
+    if isinstance(sample_rate, bool) or not isinstance(sample_rate, int) or sample_rate < 1:
+        raise InvalidFieldError("'sample_rate' must be a positive whole number")
+    assert fmt is not None
+    assert audio is not None
+    return CaptionedSpeech(
+        request_id=timings.request_id,
+        format=fmt,
+        sample_rate=sample_rate,
+        duration_s=_number(obj, "duration_s"),
+        audio=audio,
+        words=timings.words,
+    )
+
+
+def parse_timings_flag(obj: Mapping[str, Any]) -> bool:
+    """The request's ``timings`` field: a boolean, false when absent."""
+    value = obj.get(TIMINGS_FIELD, False)
+    if not isinstance(value, bool):
+        raise InvalidFieldError(f"'{TIMINGS_FIELD}' must be true or false")
+    return value
+
+
 def serialize_word_timings(message: WordTimings) -> str:
     return encode_json(message.to_json())
-
-
-def _number(obj: Mapping[str, Any], name: str) -> float:
-    value = obj.get(name)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidFieldError(f"word timing field {name!r} must be a number of seconds")
-    return float(value)
 
 
 def _word(item: object) -> WordTiming:
@@ -210,6 +268,7 @@ def interrupted(text: str) -> str:
 
 
 __all__ = [
+    "CAPTIONED_SPEECH_PATH",
     "INTERRUPTED_MARK",
     "MAX_PLAYED_MS",
     "MAX_WORDS",
@@ -217,11 +276,14 @@ __all__ = [
     "PLAYED_MS_FIELD",
     "TIMINGS_FIELD",
     "WORD_TIMINGS_TYPE",
+    "CaptionedSpeech",
     "WordTiming",
     "WordTimings",
     "heard_prefix",
     "interrupted",
+    "parse_captioned_speech",
     "parse_played_ms",
+    "parse_timings_flag",
     "parse_word_timings",
     "serialize_word_timings",
     "split_words",
