@@ -43,6 +43,7 @@ from relay_core.agent_events import (
 )
 from relay_core.errors import ProtocolError
 from relay_core.fields import JsonObject
+from relay_core.word_timings import parse_played_ms
 from voice_agent.config import AgentConfig
 from voice_agent.conversations import ConversationBusyError, Conversations, DuplicateTurnError
 from voice_agent.models import make_model
@@ -90,13 +91,27 @@ class VoiceAgentService:
             code = exc.code if exc.code == AgentErrorCode.UNKNOWN_ACTION else AgentErrorCode.INVALID_PAYLOAD.value
             return _one_event(AgentError(fallback_id, code, exc.message))
         if isinstance(request, AgentCancel):
-            return self.cancel(request, session_id)
+            try:
+                played_ms = parse_played_ms(payload)
+            except ProtocolError as exc:
+                return _one_event(AgentError(fallback_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
+            return self.cancel(request, session_id, played_ms=played_ms)
         return self.turn(request, request.request_id or fallback_id, session_id)
 
-    def cancel(self, request: AgentCancel, session_id: str | None) -> JsonObject:
+    def cancel(self, request: AgentCancel, session_id: str | None, *, played_ms: int | None = None) -> JsonObject:
+        """Cancel the running turn(s). With ``played_ms`` (a barge-in that says how much the listener heard), the
+        turn's reply is also cut in history at the last word heard, even when the turn has already ended but
+        nothing newer has started (its audio was still playing)."""
         turns = self.conversations.running(session_id=session_id, request_id=request.request_id)
         for turn in turns:
-            turn.cancel()
+            if played_ms is None:
+                turn.cancel()
+            else:
+                turn.barge_in(played_ms)
+        if played_ms is not None and not turns:
+            ended = self.conversations.ended_latest(session_id=session_id, request_id=request.request_id)
+            if ended is not None:
+                ended.barge_in(played_ms)
         logger.info("cancel (session %s, request %s): %d turn(s)", session_id, request.request_id, len(turns))
         return {"cancelled": [t.request_id for t in turns]}
 
@@ -117,12 +132,8 @@ class VoiceAgentService:
             speed=payload.speed,
             session_id=session_id,
         )
-        turn = Turn(
-            request,
-            StrandsTextSource(conversation.agent, payload.prompt),
-            self.transport,
-            settings=self.settings,
-        )
+        source = StrandsTextSource(conversation.agent, payload.prompt)
+        turn = Turn(request, source, self.transport, settings=self.settings, history=source)
         try:
             await self.conversations.begin(conversation, turn)
         except DuplicateTurnError as exc:

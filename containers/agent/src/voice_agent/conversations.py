@@ -39,6 +39,8 @@ class Conversation:
     session_id: str | None
     agent: Agent
     running: Turn | None = None
+    latest: Turn | None = None
+    """The conversation's most recent turn, running or ended (a barge-in may still cut its reply)."""
 
 
 class Conversations:
@@ -101,6 +103,7 @@ class Conversations:
             turn.cancel()
             raise
         conversation.running = turn
+        conversation.latest = turn
         turn.on_ended(lambda ended: _release(conversation, ended))
 
     def running(self, *, session_id: str | None, request_id: str | None = None) -> list[Turn]:
@@ -115,6 +118,17 @@ class Conversations:
             return []
         conversation = self._by_session.get(session_id)
         return [] if conversation is None or conversation.running is None else [conversation.running]
+
+    def ended_latest(self, *, session_id: str | None, request_id: str | None = None) -> Turn | None:
+        """The conversation's latest turn when it has ended and nothing newer runs (its audio may still be playing
+        on the client): the turn a barge-in after ``agent_end`` interrupts. ``request_id`` must name it if given."""
+        conversation = None if session_id is None else self._by_session.get(session_id)
+        if conversation is None or conversation.running is not None or conversation.latest is None:
+            return None
+        latest = conversation.latest
+        if request_id is not None and latest.request_id != request_id:
+            return None
+        return latest
 
     def _forget_turn(self, turn: Turn) -> None:
         if self._turns.get(turn.request_id) is turn:

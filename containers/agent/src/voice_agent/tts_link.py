@@ -12,15 +12,18 @@ raises :class:`TtsLinkError`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import NoReturn
 
+from relay_core import limits
 from relay_core.agent_events import AgentErrorCode
 from relay_core.errors import ProtocolError
 from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
 from relay_core.tts_messages import Synthesize, TtsError
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
 from voice_agent.transport.base import TtsConnection, TtsTransport
 
@@ -53,7 +56,29 @@ class LinkRequestFailed:
     message: str
 
 
-LinkEvent = LinkAudio | LinkRequestFailed
+@dataclass(frozen=True, slots=True)
+class LinkTimings:
+    """Word timings of one segment of a sentence request, moved onto the link's audio timeline (every sample the
+    link has delivered, in order: the turn's audio), so that they match what a client plays."""
+
+    request_id: str
+    timings: WordTimings
+
+
+LinkEvent = LinkAudio | LinkRequestFailed | LinkTimings
+
+
+def _word_timings_frame(frame: str | bytes) -> WordTimings | None:
+    """The frame as a ``word_timings`` message, or None for any other frame (left to the client session)."""
+    if not isinstance(frame, str) or WORD_TIMINGS_TYPE not in frame:
+        return None
+    try:
+        obj = json.loads(frame)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or obj.get("type") != WORD_TIMINGS_TYPE:
+        return None
+    return parse_word_timings(obj)
 
 
 class TtsLink:
@@ -86,6 +111,10 @@ class TtsLink:
         self._failure: TtsLinkError | None = None
         self.sessions_opened = 0
         """TTS sessions this link opened (1 normally, 2 after a reconnect)."""
+        self._samples = 0
+        """Samples of audio delivered so far: where the next sample sits on the turn's audio timeline."""
+        self._request_start: dict[str, int] = {}
+        """Where each request's audio starts on the turn's timeline (set when the server starts it)."""
 
     @property
     def is_open(self) -> bool:
@@ -172,13 +201,18 @@ class TtsLink:
                         await self._recover(reason=f"the TTS stream reported {exc.code}: {exc.detail}")
                 continue
             try:
-                client_events = self._client.receive_frame(frame)
+                timings = _word_timings_frame(frame)
+                client_events = [] if timings is not None else self._client.receive_frame(frame)
             except ProtocolError as exc:
                 raise TtsLinkError(
                     AgentErrorCode.TTS_FAILED, f"the TTS server broke the session protocol: {exc.message}"
                 ) from exc
+            if timings is not None:
+                start = self._request_start.get(timings.request_id, self._samples)
+                yield LinkTimings(timings.request_id, timings.shifted(start / limits.SAMPLE_RATE))
             for event in client_events:
                 if isinstance(event, AudioReceived):
+                    self._samples += len(event.pcm) // limits.SAMPLE_WIDTH_BYTES
                     yield LinkAudio(request_id=event.request_id, pcm=event.pcm, voice=self._speaking_voice)
                 elif isinstance(event, RequestEnded):
                     self._unfinished.pop(event.request_id, None)
@@ -189,6 +223,7 @@ class TtsLink:
                     logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
                 elif isinstance(event, RequestStarted):
                     self._speaking_voice = event.message.voice
+                    self._request_start[event.message.request_id] = self._samples
 
     # -- internals (call with self._lock held) -----------------------------------------------------------
 
@@ -239,4 +274,4 @@ class TtsLink:
         raise self._failure
 
 
-__all__ = ["LinkAudio", "LinkEvent", "LinkRequestFailed", "TtsLink", "TtsLinkError"]
+__all__ = ["LinkAudio", "LinkEvent", "LinkRequestFailed", "LinkTimings", "TtsLink", "TtsLinkError"]

@@ -41,8 +41,9 @@ from relay_core import agent_defaults, limits
 from relay_core.agent_events import AgentEvent, TurnMode
 from relay_core.agent_turn import AgentTurn
 from relay_core.segmenter import SentenceSegmenter, split_to_fit
+from relay_core.word_timings import WordTiming, heard_prefix, interrupted
 from voice_agent.transport.base import TtsTransport
-from voice_agent.tts_link import LinkAudio, LinkRequestFailed, TtsLink, TtsLinkError
+from voice_agent.tts_link import LinkAudio, LinkRequestFailed, LinkTimings, TtsLink, TtsLinkError
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,14 @@ class TextSource(Protocol):
 
     def cancel(self) -> None:
         """Ask the writer to stop soon (cooperative; the turn also cancels the task after a grace period)."""
+        ...
+
+
+class ReplyHistory(Protocol):
+    """Where the turn's reply is remembered (the conversation's history), so a barge-in can cut it."""
+
+    def replace_reply(self, text: str) -> bool:
+        """Make ``text`` the reply to this turn's prompt in the history; False if the history has moved on."""
         ...
 
 
@@ -91,8 +100,24 @@ _REPLY_DONE = None
 class Turn:
     """One running turn. Read :meth:`events` once (from one task); :meth:`cancel` from anywhere on the loop."""
 
-    def __init__(self, request: TurnRequest, text: TextSource, transport: TtsTransport, *, settings: TurnSettings):
+    def __init__(
+        self,
+        request: TurnRequest,
+        text: TextSource,
+        transport: TtsTransport,
+        *,
+        settings: TurnSettings,
+        history: ReplyHistory | None = None,
+    ):
         self.request = request
+        self._history = history
+        self._reply: list[str] = []
+        self.words: list[WordTiming] = []
+        """Word timings of the reply's speech so far, on the turn's audio timeline (what the client plays)."""
+        self.played_ms: int | None = None
+        """How much of the turn's audio the listener heard, when a barge-in said so."""
+        self.history_cut: str | None = None
+        """The reply as kept in history after a barge-in cut it (None: not cut)."""
         self.settings = settings
         self._text = text
         self._link = TtsLink(transport, request_prefix=request.request_id, voice=request.voice, speed=request.speed)
@@ -124,6 +149,46 @@ class Turn:
         self._cancel.set()
         if self._engine is None:  # never started: nothing to stop
             self._mark_ended()
+
+    def barge_in(self, played_ms: int) -> None:
+        """The listener interrupted after hearing ``played_ms`` of the turn's audio: cancel the turn (if it still
+        runs) and, once it has stopped, keep in history only the words heard, marked as interrupted. On a turn
+        that has already ended the history is cut at once."""
+        self.played_ms = played_ms
+        if self._ended.is_set():
+            self._cut_history()
+        else:
+            self.cancel()
+
+    @property
+    def reply(self) -> str:
+        """The reply's text written so far."""
+        return "".join(self._reply)
+
+    def _cut_history(self) -> None:
+        """Apply a barge-in's cut: the heard prefix of the reply, marked interrupted, replaces the reply."""
+        played_ms = self.played_ms
+        if played_ms is None or self._history is None:
+            return
+        if not self.words:
+            logger.info(
+                "turn %s: barge-in at %d ms, but no word timings arrived: history kept", self.request_id, played_ms
+            )
+            return
+        reply = self.reply
+        heard = heard_prefix(reply, self.words, played_ms / 1000)
+        if heard.strip() == reply.strip():
+            return
+        kept = interrupted(heard)
+        if self._history.replace_reply(kept):
+            self.history_cut = kept
+            logger.info(
+                "turn %s: barge-in at %d ms; history keeps %d of %d characters",
+                self.request_id,
+                played_ms,
+                len(heard),
+                len(reply),
+            )
 
     @property
     def cancelled(self) -> bool:
@@ -214,6 +279,7 @@ class Turn:
             try:
                 await self._link.aclose()
             finally:
+                self._cut_history()
                 self._mark_ended()
 
     async def _open_tts(self) -> None:
@@ -249,23 +315,21 @@ class Turn:
         segmenter = SentenceSegmenter(
             max_chars=self.settings.max_sentence_chars, first_fragment_words=self.settings.first_fragment_words
         )
-        reply: list[str] = []
         bidi = self.request.mode is TurnMode.BIDI
         try:
             async for delta in self._text.stream():
                 await self._emit(list(self.machine.text(delta)))
                 if not delta:
                     continue
+                self._reply.append(delta)
                 if bidi:
                     for sentence in segmenter.feed(delta):
                         await self._sentences.put(sentence)
-                else:
-                    reply.append(delta)
             if bidi:
                 pieces = segmenter.flush()
             else:
                 # The batch baseline sends the reply in one request; only a reply over the per-request limit is split.
-                pieces = split_to_fit("".join(reply), lambda piece: len(piece) <= limits.MAX_TEXT_CHARS)
+                pieces = split_to_fit(self.reply, lambda piece: len(piece) <= limits.MAX_TEXT_CHARS)
             for piece in pieces:
                 await self._sentences.put(piece)
         except Exception as exc:  # a model failure (any SDK's) becomes the turn's one terminal error event
@@ -293,6 +357,8 @@ class Turn:
                     self.machine.request_failed(event.code, event.message)
                 elif isinstance(event, LinkAudio):
                     await self._emit(list(self.machine.audio(event.pcm, event.voice)))
+                elif isinstance(event, LinkTimings):
+                    self.words.extend(event.timings.words)
         except TtsLinkError as exc:
             logger.warning("turn %s: %s", self.request_id, exc.message)
             self.machine.tts_failed(exc.code, exc.message)
@@ -331,4 +397,4 @@ async def _cancel_when_set(event: asyncio.Event, turn: Turn) -> None:
     turn.cancel()
 
 
-__all__ = ["TextSource", "Turn", "TurnRequest", "TurnSettings", "run_turn"]
+__all__ = ["ReplyHistory", "TextSource", "Turn", "TurnRequest", "TurnSettings", "run_turn"]
