@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 
+from relay_local.stack import TTS_TRANSPORTS
 from voice_agent.config import AgentConfig, ModelKind
 
 SPEAK_MODEL_NOTICE = "[model: speak — the offline echo model streams your prompt back as the reply; no LLM]"
 
 
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
-    """``--tts-url``, ``--agent-url``, ``--model``, ``--model-id``, ``--base-url``, ``--rate``."""
+    """``--tts-url``, ``--tts-transport``, ``--agent-url``, ``--model``, ``--model-id``, ``--base-url``, ``--rate``."""
     group = parser.add_argument_group("local agent")
     group.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
+    group.add_argument(
+        "--tts-transport",
+        choices=TTS_TRANSPORTS,
+        default=TTS_TRANSPORTS[0],
+        help="how the local agent reaches the TTS container: a plain WebSocket (default), or SageMaker's "
+        "bidirectional stream through the local front end (the real SDK, TLS, HTTP/2, SigV4: the AWS path)",
+    )
     group.add_argument("--agent-url", help="use this running agent (http://host:port)")
     group.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
     group.add_argument("--model-id", help="model id for bedrock/openai/ollama")

@@ -126,7 +126,13 @@ def chat(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(f"[{line}]", file=sys.stderr)
 
-    with RelayStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config, progress=progress) as stack:
+    with RelayStack(
+        tts_url=args.tts_url,
+        agent_url=args.agent_url,
+        agent_config=config,
+        progress=progress,
+        tts_transport=args.tts_transport,
+    ) as stack:
         code = asyncio.run(_talk(args, stack.gateway_url, stack.dev_token(args.user), prompts))
         progress("stopping the local stack")
     return code

@@ -97,10 +97,14 @@ class RelayStack:
         web_dir: Path | None = REPO_WEB_DIR,
         handler_log_level: str = "WARNING",
         progress: Progress | None = None,
+        tts_transport: str = "ws",
     ) -> None:
         """``function_env``: extra settings for the functions (e.g. ``{"RESUME_WINDOW_S": "3"}``);
-        ``handlers``: other callables than the real functions (tests of the gateway itself)."""
-        self._voice = VoiceStack(tts_url=tts_url, agent_url=agent_url, agent_config=agent_config)
+        ``handlers``: other callables than the real functions (tests of the gateway itself); ``tts_transport``:
+        ``"sagemaker"`` puts the local SageMaker front end between the agent and the container."""
+        self._voice = VoiceStack(
+            tts_url=tts_url, agent_url=agent_url, agent_config=agent_config, tts_transport=tts_transport
+        )
         self._handlers = handlers
         self._api = ApiIdentity(stage=stage)
         self._ports = {"gateway": gateway_port, "aws": aws_port, "web": web_port}
@@ -164,6 +168,8 @@ class RelayStack:
         self._voice.start()
         self._progress(f"  tts   {self.tts_url}")
         self._progress(f"  agent {self.agent_url}")
+        if self._voice.sagemaker_endpoint_url is not None:
+            self._progress(f"  agent -> TTS via the local SageMaker front end {self._voice.sagemaker_endpoint_url}")
         self._progress("starting DynamoDB (moto) ...")
         self._dynamodb.start()
         self._progress(f"  dynamodb {self.dynamodb_url}")

@@ -59,6 +59,7 @@ def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
         aws_port=args.aws_port,
         dynamodb_port=args.dynamodb_port,
         progress=progress,
+        tts_transport=args.tts_transport,
     )
     try:
         stack.start()

@@ -162,12 +162,16 @@ class FrontEndServer:
                 logger.info("closing a connection that did not negotiate HTTP/2 (ALPN h2)")
                 return
             await _Connection(self, reader, writer).run()
+        except asyncio.CancelledError:
+            # close() ends kept-alive client connections by cancelling them. The task must then end normally:
+            # asyncio.start_server's done-callback (Python 3.12) logs a cancelled connection task as an error.
+            logger.debug("a client connection was ended by the front end stopping")
         finally:
             self._connections.discard(task)
             writer.close()
             try:
                 await writer.wait_closed()
-            except (OSError, ssl.SSLError):
+            except (OSError, ssl.SSLError, asyncio.CancelledError):
                 logger.debug("the connection closed uncleanly")
 
 
