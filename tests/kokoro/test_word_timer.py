@@ -21,7 +21,6 @@ class Shaped:
 
 @dataclass
 class Progress:
-    audio_bytes: int = 0
     shaped: list[Shaped] = field(default_factory=list)
 
 
@@ -50,28 +49,39 @@ def test_an_engine_without_durations_is_used_as_is_and_gives_no_timings() -> Non
     timer = WordTimer(engine, request_id="r")
     assert timer.engine is engine
     (segment,) = timer.engine.plan("hi", voice="v", speed=1.0)
-    pcm = timer.engine.render(segment, voice="v", speed=1.0).tobytes()
-    assert timer.after_segment(Progress(len(pcm), [Shaped(0, 0, 0)]), pcm) is None
+    timer.engine.render(segment, voice="v", speed=1.0)
+    assert timer.pending(Progress([Shaped(0, 0, 0)])) == []
 
 
 @pytest.mark.slow
-def test_timings_follow_the_segment_onto_the_shaped_request_timeline(onnx_engine: Engine) -> None:
-    timer = WordTimer(onnx_engine, request_id="req-1")
-    (segment,) = timer.engine.plan("Short and sweet.", voice="jf_alpha", speed=1.0)
-    audio = timer.engine.render(segment, voice="jf_alpha", speed=1.0)
+def test_timings_follow_each_segment_onto_the_shaped_request_timeline(onnx_engine: Engine) -> None:
+    reference = WordTimer(onnx_engine, request_id="ref")
+    (segment,) = reference.engine.plan("Short and sweet.", voice="jf_alpha", speed=1.0)
+    audio = reference.engine.render(segment, voice="jf_alpha", speed=1.0)
     assert audio.tobytes() == onnx_engine.render(segment, voice="jf_alpha", speed=1.0).tobytes()
-    unshaped = timer.after_segment(Progress(len(audio) * 2, [Shaped(0, 0, 0)]), b"\0" * (len(audio) * 2))
-    assert unshaped is not None and unshaped.request_id == "req-1"
+    (unshaped,) = reference.pending(Progress([Shaped(0, 0, 0)]))
+    assert unshaped.request_id == "ref"
     assert [w.word for w in unshaped.words] == ["Short", "and", "sweet."]
-    assert timer.after_segment(Progress(), b"") is None, "each rendered segment is timed once"
+    assert reference.pending(Progress([Shaped(0, 0, 0)])) == [], "each rendered segment is timed once"
 
+    # the same segment twice in one request: the policy cut 0.2 s at the start and 0.1 s at the end of each,
+    # and put a 0.25 s pause before the second
+    timer = WordTimer(onnx_engine, request_id="req-1")
+    cut, tail, pause = 4_800, 2_400, 6_000
+    progress = Progress()
     timer.engine.render(segment, voice="jf_alpha", speed=1.0)
-    # after 2 s of earlier audio; the policy cut 0.2 s at the start and put a 0.25 s pause in front
-    cut, pause, earlier = 4_800, 6_000, 48_000
-    pcm = b"\0" * ((len(audio) - cut + pause) * 2)
-    shaped = timer.after_segment(Progress(earlier * 2 + len(pcm), [Shaped(cut, 0, pause)]), pcm)
-    assert shaped is not None
-    shift = (earlier + pause - cut) / 24_000
-    for before, after in zip(unshaped.words, shaped.words, strict=True):
-        assert after.start_s == pytest.approx(max(before.start_s + shift, (earlier + pause) / 24_000), abs=0.0011)
-        assert after.end_s == pytest.approx(max(before.end_s + shift, (earlier + pause) / 24_000), abs=0.0011)
+    progress.shaped.append(Shaped(cut, tail, 0))
+    (first,) = timer.pending(progress)
+    timer.engine.render(segment, voice="jf_alpha", speed=1.0)
+    assert timer.pending(progress) == [], "not timed before the silence policy has shaped it"
+    progress.shaped.append(Shaped(cut, tail, pause))
+    (second,) = timer.pending(progress)
+    kept = len(audio) - cut - tail
+    for shift, placed in ((-cut, first), (kept + pause - cut, second)):
+        floor = max(0, shift + cut) / 24_000
+        ceiling = (shift + cut + kept) / 24_000
+        for before, after in zip(unshaped.words, placed.words, strict=True):
+            expected_start = min(max(before.start_s + shift / 24_000, floor), ceiling)
+            expected_end = min(max(before.end_s + shift / 24_000, floor), ceiling)
+            assert after.start_s == pytest.approx(expected_start, abs=0.0011)
+            assert after.end_s == pytest.approx(expected_end, abs=0.0011)

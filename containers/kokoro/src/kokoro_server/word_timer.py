@@ -2,18 +2,19 @@
 
 A route that was asked for timings (``"timings": true``) wraps the engine in a :class:`WordTimer` for that request
 and hands ``timer.engine`` to :class:`~kokoro_server.synthesis.Synthesis` in place of the engine. The wrapper
-renders each segment with its token durations (same forward pass, same audio) and keeps the latest result; after
-each segment's PCM comes out of ``Synthesis.pcm_segments()``, :meth:`WordTimer.after_segment` turns it into the
-``word_timings`` message for that segment, on the request's audio timeline *after* the silence policy (the
-segment's offset in the request, and the samples the policy cut and the pause it put in front, from
-``Synthesis.shaped``). The route sends that message before the segment's audio.
+renders each segment with its token durations (same forward pass, same audio) and keeps the result. Whenever audio
+comes out of ``Synthesis.pcm_segments()`` (or out of a route's encoder), :meth:`WordTimer.pending` turns the
+segments rendered since into ``word_timings`` messages, on the request's audio timeline *after* the silence policy
+(each segment's offset in the request, the samples the policy cut and the pause it put in front, all from
+``Synthesis.shaped``). The route sends those messages before that audio.
 
 An engine without durations (a test double, or an ONNX export without a duration tensor) gives no timings: the
-request is still spoken, and :meth:`WordTimer.after_segment` returns None.
+request is still spoken, and :meth:`WordTimer.pending` returns nothing.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -23,7 +24,6 @@ import numpy.typing as npt
 from kokoro_server.engines import Rendered, Segment
 from kokoro_server.speech import SpeechEngine
 from kokoro_server.word_timings import SegmentPlacement, TimedSpeechEngine, segment_word_timings
-from relay_core import limits
 from relay_core.word_timings import WordTimings
 
 
@@ -41,20 +41,16 @@ class ShapedSegment(Protocol):
 
 
 class SynthesisProgress(Protocol):
-    """What :meth:`WordTimer.after_segment` reads from a running ``Synthesis``."""
-
-    @property
-    def audio_bytes(self) -> int: ...
+    """What :meth:`WordTimer.pending` reads from a running ``Synthesis``."""
 
     @property
     def shaped(self) -> Sequence[ShapedSegment]: ...
 
 
 class _RecordingEngine:
-    """A :class:`SpeechEngine` that renders with durations and remembers the latest segment rendered.
+    """A :class:`SpeechEngine` that renders with durations and keeps each segment's result until it is timed.
 
-    One request renders one segment at a time (the scheduler runs one job per session), so "latest" is the
-    segment whose PCM the request yields next."""
+    One request renders one segment at a time (the scheduler runs one job per session), in order."""
 
     def __init__(self, inner: SpeechEngine, timed: TimedSpeechEngine) -> None:
         self._inner = inner
@@ -62,7 +58,7 @@ class _RecordingEngine:
         self.name = inner.name
         self.sample_rate = inner.sample_rate
         self.default_voice = inner.default_voice
-        self.latest: tuple[Segment, Rendered] | None = None
+        self.rendered: deque[tuple[Segment, Rendered]] = deque()
 
     def voices(self) -> list[str]:
         return self._inner.voices()
@@ -75,7 +71,7 @@ class _RecordingEngine:
 
     def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         rendered = self._timed.render_timed(segment, voice=voice, speed=speed)
-        self.latest = (segment, rendered)
+        self.rendered.append((segment, rendered))
         return rendered.audio
 
 
@@ -88,25 +84,33 @@ class WordTimer:
         self._recorder = None if self._timed is None else _RecordingEngine(engine, self._timed)
         self.engine: SpeechEngine = engine if self._recorder is None else self._recorder
         """The engine to synthesize the request with."""
+        self._timed_segments = 0
+        self._offset_samples = 0
 
-    def after_segment(self, synthesis: SynthesisProgress, pcm: bytes) -> WordTimings | None:
-        """The timings of the segment whose ``pcm`` the synthesis has just yielded (None without durations)."""
-        if self._recorder is None or self._timed is None or self._recorder.latest is None or not synthesis.shaped:
-            return None
-        segment, rendered = self._recorder.latest
-        self._recorder.latest = None
-        shaped = synthesis.shaped[-1]
-        placement = SegmentPlacement(
-            offset_samples=(synthesis.audio_bytes - len(pcm)) // limits.SAMPLE_WIDTH_BYTES,
-            cut_start_samples=shaped.cut_start_samples,
-            pause_samples=shaped.pause_samples,
-            kept_samples=max(0, len(rendered.audio) - shaped.cut_start_samples - shaped.cut_end_samples),
-        )
-        return segment_word_timings(
-            self._timed,
-            segment,
-            rendered,
-            placement,
-            request_id=self.request_id,
-            sample_rate=self.engine.sample_rate,
-        )
+    def pending(self, synthesis: SynthesisProgress) -> list[WordTimings]:
+        """The timings of every segment rendered (and shaped) since the last call, in order; send them before the
+        audio those segments yielded. Segments are placed one after another on the request's timeline, each taking
+        its pause plus its kept samples (an empty segment takes none)."""
+        recorder, timed = self._recorder, self._timed
+        if recorder is None or timed is None:
+            return []
+        timings: list[WordTimings] = []
+        while recorder.rendered and self._timed_segments < len(synthesis.shaped):
+            segment, rendered = recorder.rendered.popleft()
+            shaped = synthesis.shaped[self._timed_segments]
+            self._timed_segments += 1
+            kept = max(0, len(rendered.audio) - shaped.cut_start_samples - shaped.cut_end_samples)
+            placement = SegmentPlacement(
+                offset_samples=self._offset_samples,
+                cut_start_samples=shaped.cut_start_samples,
+                pause_samples=shaped.pause_samples,
+                kept_samples=kept,
+            )
+            self._offset_samples += shaped.pause_samples + kept
+            if kept:
+                placed = segment_word_timings(
+                    timed, segment, rendered, placement, request_id=self.request_id, sample_rate=self.engine.sample_rate
+                )
+                if placed is not None:
+                    timings.append(placed)
+        return timings
