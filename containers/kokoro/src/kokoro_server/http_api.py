@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from kokoro_server.errors import from_protocol_error
-from kokoro_server.speak import SpeechJob, read_body, speech_response, wants_sse
+from kokoro_server.speech_responses import SpeechJob, read_body, speech_response, wants_sse
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice

@@ -1,4 +1,5 @@
-"""HTTP answers carrying speech: streamed audio, SSE events, or one whole file with timing headers.
+"""HTTP answers carrying speech (``speech_responses``): streamed audio, SSE events, or one whole file with timing
+headers.
 
 Shared by ``POST /invocations`` and ``POST /v1/audio/speech``. The plan runs before the response starts, so a bad
 voice or speed gets a proper 4xx; after that, audio leaves segment by segment. If the model fails in the middle
