@@ -1,0 +1,43 @@
+// The caption track (web/captions.js): the word at a playback time, and the heard-word rule shared with the agent.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { CaptionTrack } from "../../web/captions.js";
+
+const WORDS = [
+  { word: "Hello,", start_s: 0.1, end_s: 0.5 },
+  { word: "1,234", start_s: 0.6, end_s: 1.6 },
+  { word: "words.", start_s: 1.6, end_s: 2.0 },
+];
+
+test("captions: the word spoken at each time, and the one to highlight in the gaps", () => {
+  const track = new CaptionTrack();
+  track.add(WORDS.slice(0, 1));
+  track.add(WORDS.slice(1));
+  const at = (t) => [track.wordAt(t), track.highlightAt(t)];
+  assert.deepEqual(at(0.0), [-1, -1]);
+  assert.deepEqual(at(0.1), [0, 0]);
+  assert.deepEqual(at(0.55), [-1, 0]);
+  assert.deepEqual(at(1.0), [1, 1]);
+  assert.deepEqual(at(1.6), [2, 2]);
+  assert.deepEqual(at(9), [-1, 2]);
+});
+
+test("captions: a word is heard once playback passed its midpoint (as the agent cuts its history)", () => {
+  const track = new CaptionTrack();
+  track.add(WORDS);
+  assert.equal(track.heardCount(0.29), 0);
+  assert.equal(track.heardCount(0.3), 1);
+  assert.equal(track.heardCount(1.09), 1);
+  assert.equal(track.heardCount(1.1), 2);
+  assert.equal(track.heardCount(60), 3);
+});
+
+test("captions: words out of order or with bad times are refused", () => {
+  const track = new CaptionTrack();
+  track.add(WORDS);
+  assert.throws(() => track.add([{ word: "late", start_s: 1.9, end_s: 2.5 }]), RangeError);
+  assert.throws(() => track.add([{ word: "bad", start_s: 3, end_s: 2.5 }]), RangeError);
+  assert.throws(() => track.add([{ word: "nan", start_s: NaN, end_s: 4 }]), RangeError);
+  assert.equal(track.words.length, 3);
+});
