@@ -278,10 +278,10 @@ def test_engine_torch_with_no_weights_directory_speaks_with_the_converted_weight
     assert converted_weights_dir.is_dir()
 
 
-def test_default_workers_follow_the_engine_and_the_cores() -> None:
-    assert default_workers("onnx", cpu_count=2) == 3
-    assert default_workers("onnx", cpu_count=1) == 2
-    assert default_workers("onnx", cpu_count=64) == 8
+def test_default_workers_follow_the_engine() -> None:
+    # latency first on CPU: one worker, whose inference gets every core (docs/server.md, scheduling)
+    assert default_workers("onnx", cpu_count=2) == 1
+    assert default_workers("onnx", cpu_count=64) == 1
     assert default_workers("torch", cpu_count=64) == 2
     assert ServerConfig(engine="onnx", workers=None).inference_workers == default_workers("onnx")
     assert ServerConfig(engine="onnx", workers=3).inference_workers == 3

@@ -45,6 +45,29 @@ def test_first_segments_run_before_later_ones_then_first_come_first_served(sched
     assert order == ["b", "d", "c", "f", "a", "e"]
 
 
+def test_sessions_waiting_for_their_first_sound_go_first_shortest_first(scheduler: Scheduler) -> None:
+    _, release = block_worker(scheduler)
+    order: list[str] = []
+    heard = [scheduler.open_session(name) for name in ("h0", "h1")]
+    for session in heard:
+        session.last_spoken = "Something already played."
+    # heard sessions' first segments (even of a new request), then waiting sessions' first fragments
+    futures = [
+        scheduler.submit(heard[0], 0, partial(order.append, "h0"), cost=5),
+        scheduler.submit(scheduler.open_session("long"), 0, partial(order.append, "long"), cost=90),
+        scheduler.submit(heard[1], 0, partial(order.append, "h1"), cost=1),
+        scheduler.submit(scheduler.open_session("short"), 0, partial(order.append, "short"), cost=12),
+        scheduler.submit(scheduler.open_session("later"), 1, partial(order.append, "later"), cost=3),
+        scheduler.submit(scheduler.open_session("tie"), 0, partial(order.append, "tie"), cost=12),
+    ]
+    release.set()
+    for future in futures:
+        future.result(timeout=30)
+    # waiting sessions by cost (ties first come first served), whatever their segment index; then heard ones by
+    # (index, arrival), their cost ignored
+    assert order == ["later", "short", "tie", "long", "h0", "h1"]
+
+
 def test_a_session_has_at_most_one_job_in_flight(scheduler: Scheduler) -> None:
     _, release = block_worker(scheduler)
     session = scheduler.open_session("s")
@@ -140,6 +163,52 @@ def test_shutdown_cancels_queued_jobs_and_refuses_new_ones() -> None:
     assert queued.cancelled()
     with pytest.raises(SchedulerError, match="shut down"):
         scheduler.submit(scheduler.open_session("late"), 0, lambda: None)
+
+
+def test_shutdown_resolves_a_queued_plan_and_refuses_new_plans() -> None:
+    scheduler = Scheduler(workers=1, name="plans")
+    running, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        running.set()
+        assert release.wait(30)
+
+    busy = scheduler.submit_plan(scheduler.open_session("busy"), hold)
+    assert running.wait(30)
+    queued = scheduler.submit_plan(scheduler.open_session("queued"), lambda: "never")
+    settled = threading.Event()
+    queued.add_done_callback(lambda _f: settled.set())
+    stopper = threading.Thread(target=scheduler.shutdown)
+    stopper.start()
+    assert settled.wait(30)  # the queued plan is resolved (cancelled) at once, not left pending
+    assert queued.cancelled()
+    release.set()
+    stopper.join(30)
+    assert not stopper.is_alive()
+    assert busy.result(timeout=1) is None
+    with pytest.raises(SchedulerError, match="shut down"):
+        scheduler.submit_plan(scheduler.open_session("late"), lambda: None)
+
+
+def test_an_awaited_plan_does_not_hang_on_shutdown() -> None:
+    scheduler = Scheduler(workers=1, name="await")
+    running, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        running.set()
+        assert release.wait(30)
+
+    async def scenario() -> None:
+        busy = asyncio.ensure_future(scheduler.plan(scheduler.open_session("busy"), hold))
+        await asyncio.to_thread(running.wait, 30)
+        queued = asyncio.ensure_future(scheduler.plan(scheduler.open_session("queued"), lambda: "never"))
+        stopper = asyncio.ensure_future(asyncio.to_thread(scheduler.shutdown))
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(queued, timeout=30)
+        release.set()
+        await asyncio.wait_for(asyncio.gather(busy, stopper), timeout=30)
+
+    asyncio.run(scenario())
 
 
 def test_workers_must_be_positive() -> None:

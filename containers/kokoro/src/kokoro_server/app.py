@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from kokoro_server import http_api, ws_session
+from kokoro_server.admission import Admission, AdmissionMiddleware
 from kokoro_server.config import ServerConfig
 from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
@@ -59,10 +60,11 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
     """The TTS app. ``config`` defaults to :meth:`ServerConfig.from_env`; ``engine`` skips loading a model."""
     settings = config if config is not None else ServerConfig.from_env()
     state = ServerState(config=settings)
+    admission = Admission(settings.session_limit)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        scheduler = Scheduler(workers=settings.inference_workers)
+        scheduler = Scheduler(workers=settings.inference_workers, speech=settings.speech_policy)
         state.scheduler = scheduler
         loading: asyncio.Task[None] | None = None
         if engine is not None:
@@ -81,8 +83,12 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
     app = Starlette(
         routes=[*http_api.routes, *ws_session.routes],
         lifespan=lifespan,
-        middleware=cors(settings.cors_origins),
+        middleware=[
+            *cors(settings.cors_origins),
+            Middleware(AdmissionMiddleware, counter=admission, ready=lambda: state.ready),
+        ],
         exception_handlers={HTTPException: json_http_error},
     )
     app.state.server = state
+    app.state.admission = admission
     return app

@@ -9,7 +9,15 @@ Environment variables (all optional):
 - ``KOKORO_DEVICE``: torch device (default: cuda when present).
 - ``KOKORO_DEFAULT_VOICE``, ``KOKORO_LANG`` (espeak-ng language, default ``en-us``).
 - ``KOKORO_THREADS``: CPU threads per inference (default: every core).
-- ``KOKORO_WORKERS``: inference worker threads of the scheduler (default 1; see docs/server.md).
+- ``KOKORO_WORKERS``: inference worker threads of the scheduler (default 1 for onnx, so one segment gets every
+  core; 2 for torch; see docs/server.md).
+- ``KOKORO_SILENCE``: ``on`` (default) trims the model's padding and places pauses by policy; ``off`` sends the
+  model's raw output. ``KOKORO_SENTENCE_PAUSE_MS`` (default 250), ``KOKORO_PARAGRAPH_PAUSE_MS`` (default 380),
+  ``KOKORO_CLAUSE_PAUSE_MS`` (default 120): the pauses (kokoro_server.silence).
+- ``KOKORO_FIRST_FRAGMENT_WORDS``: the first segment of a session that has heard nothing yet ends at the first
+  clause mark or phrase boundary after this many words (default 4; ``0`` or ``off`` turns it off).
+- ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones are refused with 1013 and
+  ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
   (the default) means no CORS headers at all.
 - ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8081, the port the voice
@@ -25,6 +33,8 @@ from pathlib import Path
 from typing import Literal
 
 from kokoro_server.engines import EngineConfig
+from kokoro_server.policy import DEFAULT_FIRST_FRAGMENT_WORDS, SpeechPolicy
+from kokoro_server.silence import SilencePolicy
 from relay_core import agent_defaults
 
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
@@ -45,18 +55,29 @@ class ConfigError(ValueError):
 
 
 def default_workers(engine: EngineName, cpu_count: int | None = None) -> int:
-    """Inference worker threads by default.
+    """Inference worker threads by default: latency first.
 
-    onnx on CPU: one more than the cores (at most 8). Parts of the Kokoro graph (the LSTMs, many small ops) leave
-    ONNX Runtime's intra-op threads idle, so an extra inference in flight keeps the cores busy. Measured on 2
-    cores (bench/bench_concurrency.py, bench/bench_server.py; docs/benchmarks.md): 16 sessions get 0.84 of the raw
-    engine's throughput with 1 worker, 0.87 with 2, 0.94-0.975 with 3; peak RSS with 4 busy sessions is 477, 511
-    and 561-589 MB. One session still runs one segment at a time, so its latency is unchanged. torch: 2, so host work
-    overlaps device work on a GPU.
+    onnx on CPU: 1, with every core as ONNX Runtime intra-op threads, so one segment renders as fast as the
+    machine allows and the scheduler's priority (a session waiting for its first sound goes first) decides what
+    runs next. Several workers with every core each oversubscribe the cores and make every single segment slower;
+    they buy throughput (measured on 2 cores: 16 sessions get 0.84 of the raw engine's throughput with 1 worker,
+    0.94-0.975 with 3; docs/benchmarks.md), which ``KOKORO_WORKERS`` still offers. torch: 2, so host work overlaps
+    device work on a GPU. ``cpu_count`` is accepted for symmetry with :func:`default_max_sessions`.
+    """
+    del cpu_count
+    return 2 if engine == "torch" else 1
+
+
+def default_max_sessions(engine: EngineName, cpu_count: int | None = None) -> int:
+    """WebSocket sessions admitted at once by default: 4 per core on CPU (onnx), 64 on a GPU (torch).
+
+    On 2 cores the machine makes about 3.3 audio seconds per second; a voice session speaks about half of the
+    time, so 8 sessions keep it busy without queueing each listener's first sound behind more than a few short
+    first fragments (bench/bench_first_sound.py; docs/benchmarks.md).
     """
     if engine == "torch":
-        return 2
-    return max(1, min(8, (cpu_count or os.cpu_count() or 1) + 1))
+        return 64
+    return 4 * max(1, cpu_count or os.cpu_count() or 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +98,15 @@ class ServerConfig:
     port: int = LOCAL_PORT
     cors_origins: tuple[str, ...] = ()
     """Origins allowed to call the HTTP routes from a browser (``("*",)`` for any); empty = CORS off."""
+    silence: bool = True
+    """Trim the model's padding and place pauses by policy (kokoro_server.silence)."""
+    sentence_pause_ms: float | None = None
+    paragraph_pause_ms: float | None = None
+    clause_pause_ms: float | None = None
+    first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
+    """The container's first-fragment default; 0 or None turns it off."""
+    max_sessions: int | None = None
+    """WebSocket sessions served at once; None = :func:`default_max_sessions` for the engine."""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINE_NAMES:
@@ -87,6 +117,14 @@ class ServerConfig:
             raise ConfigError(f"threads={self.threads}: use a positive number, or leave it unset for every core")
         if not 0 <= self.port <= 65535:
             raise ConfigError(f"port {self.port} is out of range: use 0..65535")
+        if self.max_sessions is not None and self.max_sessions < 1:
+            raise ConfigError(f"max_sessions={self.max_sessions}: admit at least 1 session")
+        if self.first_fragment_words is not None and self.first_fragment_words < 0:
+            raise ConfigError(f"first_fragment_words={self.first_fragment_words}: use 0 (off) or a positive number")
+        try:
+            self.speech_policy  # noqa: B018 - validates the pause settings
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
         for origin in self.cors_origins:
             if origin != "*" and not origin.startswith(("http://", "https://")):
                 raise ConfigError(
@@ -121,6 +159,33 @@ class ServerConfig:
             except ValueError as exc:
                 raise ConfigError(f"{name}={value!r} is not a whole number: set it to one, or unset it") from exc
 
+        def switch(name: str, default: bool) -> bool:
+            value = (text(name) or "").lower()
+            if not value:
+                return default
+            if value in {"on", "true", "1", "yes"}:
+                return True
+            if value in {"off", "false", "0", "no"}:
+                return False
+            raise ConfigError(f"{name}={value!r}: use on or off")
+
+        def decimal(name: str) -> float | None:
+            value = text(name)
+            if value is None:
+                return None
+            try:
+                return float(value)
+            except ValueError as exc:
+                raise ConfigError(f"{name}={value!r} is not a number of milliseconds: set one, or unset it") from exc
+
+        fragment = text("KOKORO_FIRST_FRAGMENT_WORDS")
+        fragment_words = (
+            DEFAULT_FIRST_FRAGMENT_WORDS
+            if fragment is None
+            else 0
+            if fragment.lower() == "off"
+            else number("KOKORO_FIRST_FRAGMENT_WORDS")
+        )
         engine = (text("KOKORO_ENGINE") or "onnx").lower()
         if engine not in ENGINE_NAMES:
             raise ConfigError(f"KOKORO_ENGINE={engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
@@ -140,12 +205,35 @@ class ServerConfig:
             cors_origins=cls.parse_origins(text("KOKORO_CORS_ORIGINS") or ""),
             host=text("KOKORO_HOST") or LOCAL_HOST,
             port=LOCAL_PORT if (port := number("KOKORO_PORT")) is None else port,
+            silence=switch("KOKORO_SILENCE", True),
+            sentence_pause_ms=decimal("KOKORO_SENTENCE_PAUSE_MS"),
+            paragraph_pause_ms=decimal("KOKORO_PARAGRAPH_PAUSE_MS"),
+            clause_pause_ms=decimal("KOKORO_CLAUSE_PAUSE_MS"),
+            first_fragment_words=fragment_words,
+            max_sessions=number("KOKORO_MAX_SESSIONS"),
         )
 
     @property
     def inference_workers(self) -> int:
         """The worker threads the scheduler gets: the setting, or the engine's default."""
         return self.workers if self.workers is not None else default_workers(self.engine)
+
+    @property
+    def session_limit(self) -> int:
+        """The WebSocket sessions admitted at once: the setting, or the engine's default."""
+        return self.max_sessions if self.max_sessions is not None else default_max_sessions(self.engine)
+
+    @property
+    def speech_policy(self) -> SpeechPolicy:
+        """The silence and first-fragment policy these settings describe (raises ValueError on bad pauses)."""
+        base = SilencePolicy()
+        silence = SilencePolicy(
+            enabled=self.silence,
+            sentence_pause_ms=base.sentence_pause_ms if self.sentence_pause_ms is None else self.sentence_pause_ms,
+            paragraph_pause_ms=base.paragraph_pause_ms if self.paragraph_pause_ms is None else self.paragraph_pause_ms,
+            clause_pause_ms=base.clause_pause_ms if self.clause_pause_ms is None else self.clause_pause_ms,
+        )
+        return SpeechPolicy(silence=silence, first_fragment_words=self.first_fragment_words or None)
 
     def with_overrides(self, **changes: object) -> ServerConfig:
         """A copy with the given settings replaced; ``None`` values leave a setting as it is."""

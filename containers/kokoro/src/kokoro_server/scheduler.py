@@ -6,14 +6,23 @@ one request's plan (G2P and splitting). The policy (documented in docs/server.md
 - **One job per session at a time.** A session (a WebSocket session, or one HTTP request) submits its next job only
   when the previous one has finished; :meth:`Scheduler.submit` refuses a second one. So a session's audio comes out
   in order, and no session can flood the queue.
-- **Render jobs are ordered by (segment index within its request, arrival order).** A request's first segment
-  runs before any other session's second or later segment, so a new request's time to first audio does not grow
-  with the length of texts other sessions are speaking. Among equal indices, first come, first served.
+- **Sessions waiting for their first sound go first.** A render job of a session that has heard nothing yet
+  (:attr:`SchedulerSession.heard` is false) runs before every other job, shortest first (by its ``cost``, the
+  segment's token count), then first come first served. A session waiting for its first sound therefore never
+  waits behind other sessions' later segments or later requests, only behind the job already running and
+  shorter first fragments.
+- **Then by (segment index within its request, arrival order).** A request's first segment runs before any
+  other session's second or later segment, so a new request's time to first audio does not grow with the length
+  of texts other sessions are speaking. Among equal indices, first come, first served. Under a constant stream of
+  new sessions later work waits (it is not aged); admission (:mod:`kokoro_server.admission`) bounds that stream.
 - **Plans run on their own thread**, first come first served, so G2P of a new request overlaps the render in
   progress instead of waiting for it.
 - **Dead work is dropped.** :meth:`Scheduler.cancel_session` removes a session's queued job at once, and a job whose
   future was cancelled (the awaiting coroutine was cancelled, e.g. on client disconnect) is never started. A job
   that is already running finishes its one segment and its result is discarded.
+
+- **Shutdown resolves everything.** :meth:`Scheduler.shutdown` cancels every queued render *and plan* job (their
+  awaiters get ``CancelledError``), and no job is accepted once it has begun.
 
 Futures are :class:`concurrent.futures.Future`; :meth:`Scheduler.run` and :meth:`Scheduler.plan` await them from
 asyncio, and cancelling that await cancels the job.
@@ -30,6 +39,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from kokoro_server.policy import SpeechPolicy
 
 T = TypeVar("T")
 
@@ -48,10 +59,26 @@ class SchedulerSession:
     job: _Job[Any] | None = field(default=None, repr=False)
     """The session's job that is queued or running, if any."""
     closed: bool = False
+    last_spoken: str | None = field(default=None, repr=False)
+    """The text of the session's latest request that produced audio (None: nothing heard yet). Set by
+    :class:`kokoro_server.synthesis.Synthesis`; decides priority, the first-fragment default and the pause."""
+
+    @property
+    def heard(self) -> bool:
+        """Whether any audio of this session has been rendered (its listener is no longer waiting)."""
+        return self.last_spoken is not None
+
+
+FIRST_SOUND = 0
+"""Rank of a job whose session has heard nothing yet."""
+LATER = 1
+"""Rank of every other job."""
 
 
 @dataclass(order=True)
 class _Job[R]:
+    rank: int
+    cost: int
     index: int
     seq: int
     fn: Callable[[], R] = field(compare=False)
@@ -76,10 +103,14 @@ class SchedulerStats:
 class Scheduler:
     """A priority queue of render jobs served by ``workers`` threads, plus one planning thread."""
 
-    def __init__(self, *, workers: int = 1, name: str = "kokoro") -> None:
+    def __init__(self, *, workers: int = 1, name: str = "kokoro", speech: SpeechPolicy | None = None) -> None:
         if workers < 1:
             raise SchedulerError(f"workers={workers}: a scheduler needs at least one worker thread")
         self.workers = workers
+        self.speech = speech if speech is not None else SpeechPolicy()
+        """The speech policy every synthesis on this scheduler follows (silence shaping, first fragment)."""
+        self._plans: dict[int, _Job[Any]] = {}
+        """Plan jobs not yet finished, by seq (cancelled by shutdown)."""
         self._heap: list[_Job[Any]] = []
         self._cond = threading.Condition()
         self._seq = itertools.count()
@@ -114,14 +145,16 @@ class Scheduler:
 
     # --- submission ----------------------------------------------------------------------------------------
 
-    def submit(self, session: SchedulerSession, index: int, fn: Callable[[], T]) -> Future[T]:
-        """Queue ``fn`` (one segment's render) as segment ``index`` of the session's current request."""
+    def submit(self, session: SchedulerSession, index: int, fn: Callable[[], T], *, cost: int = 0) -> Future[T]:
+        """Queue ``fn`` (one segment's render) as segment ``index`` of the session's current request; ``cost``
+        (the segment's tokens) orders the jobs of sessions that have heard nothing yet, shortest first."""
         future: Future[T] = Future()
         with self._cond:
             self._admit(session)
             if self._stopping:
                 raise SchedulerError("the scheduler is shut down: no more jobs are accepted")
-            job = _Job(index=index, seq=next(self._seq), fn=fn, future=future, session=session)
+            rank, cost = (LATER, 0) if session.heard else (FIRST_SOUND, cost)
+            job = _Job(rank=rank, cost=cost, index=index, seq=next(self._seq), fn=fn, future=future, session=session)
             session.job = job
             heapq.heappush(self._heap, job)
             self._cond.notify()
@@ -132,20 +165,20 @@ class Scheduler:
         """Run ``fn`` (a request's plan) on the planning thread, first come first served."""
         with self._cond:
             self._admit(session)
+            if self._stopping:
+                raise SchedulerError("the scheduler is shut down: no more jobs are accepted")
             future: Future[T] = Future()
-            job = _Job(index=-1, seq=next(self._seq), fn=fn, future=future, session=session)
+            job = _Job(rank=FIRST_SOUND, cost=0, index=-1, seq=next(self._seq), fn=fn, future=future, session=session)
             session.job = job
-        future.add_done_callback(lambda _f: self._release(session, job))
-        try:
+            self._plans[job.seq] = job
+            # submitted under the lock, so shutdown() (which takes it first) sees every plan it must cancel
             self._planner.submit(self._execute, job)
-        except RuntimeError as exc:
-            future.cancel()
-            raise SchedulerError("the scheduler is shut down: no more jobs are accepted") from exc
+        future.add_done_callback(lambda _f: self._release(session, job))
         return future
 
-    async def run(self, session: SchedulerSession, index: int, fn: Callable[[], T]) -> T:
+    async def run(self, session: SchedulerSession, index: int, fn: Callable[[], T], *, cost: int = 0) -> T:
         """Await a render job; cancelling the await drops the job if it has not started."""
-        return await asyncio.wrap_future(self.submit(session, index, fn))
+        return await asyncio.wrap_future(self.submit(session, index, fn, cost=cost))
 
     async def plan(self, session: SchedulerSession, fn: Callable[[], T]) -> T:
         """Await a plan job; cancelling the await drops the job if it has not started."""
@@ -161,6 +194,7 @@ class Scheduler:
 
     def _release(self, session: SchedulerSession, job: _Job[Any]) -> None:
         with self._cond:
+            self._plans.pop(job.seq, None)
             if job.future.cancelled():
                 self._remove(job)
             if session.job is job:
@@ -225,6 +259,7 @@ class Scheduler:
         with self._cond:
             self._stopping = True
             pending, self._heap = self._heap, []
+            pending.extend(self._plans.values())
             self._cond.notify_all()
         for job in pending:
             if job.future.cancel():

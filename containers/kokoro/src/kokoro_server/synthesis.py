@@ -1,25 +1,124 @@
 """One request's synthesis, driven through the scheduler: plan once, then render segment by segment.
 
-Used by every route (WebSocket, ``/invocations``, OpenAI), so all of them stream the same way: the plan (G2P and
-splitting into segments of at most 510 tokens) runs off the event loop first, so bad input fails before any
-audio; then each segment is rendered as one scheduler job and its PCM handed over as soon as it exists.
+Used by every route (WebSocket, ``/invocations``, OpenAI), so all of them stream the same way and speak by the
+same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
+
+- the plan (G2P and splitting into segments of at most 510 tokens) runs off the event loop first, so bad input
+  fails before any audio. While the session has heard nothing yet (or when the request asks for it), the first
+  segment is cut early at a clause mark or phrase boundary (:func:`relay_core.segmenter.first_fragment`);
+- each segment is rendered as one scheduler job (first fragments of sessions still waiting for their first sound
+  go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
+  pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
+  before a later request of a session, decided by how the previous request's text ended);
+- its PCM is handed over as soon as it exists. :attr:`Synthesis.shaped` records, per segment, what the silence
+  policy did (samples cut at the start and the end, pause samples added), for word timings.
+
+Identical input (text, voice, speed, policy, and what the session said before) gives identical PCM.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from functools import partial
 
 from kokoro_server.engines import Segment
 from kokoro_server.pcm import float_to_pcm16
+from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduler import Scheduler, SchedulerSession
+from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.speech import SpeechEngine
 from relay_core import limits
+from relay_core.segmenter import first_fragment
+
+
+@dataclass(frozen=True, slots=True)
+class ShapedInfo:
+    """What the silence policy did to one rendered segment (the audio itself has been sent)."""
+
+    segment: Segment
+    boundary: Boundary
+    raw_samples: int
+    """Samples the model produced."""
+    cut_start_samples: int
+    cut_end_samples: int
+    pause_samples: int
+    """Zero samples put before the kept audio; the segment's audio is ``pause + raw[cut_start : raw - cut_end]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSegment:
+    """A segment to render and the boundary before it (what decides its pause)."""
+
+    segment: Segment
+    boundary: Boundary
+
+
+def plan_segments(
+    engine: SpeechEngine,
+    text: str,
+    *,
+    voice: str,
+    speed: float,
+    fragment_words: int | None,
+    previous: str | None,
+) -> list[PlannedSegment]:
+    """Plan ``text`` (blocking): its segments, the first cut as a first fragment when ``fragment_words`` is set,
+    and the boundary before each; ``previous`` is the text the session spoke last (None: nothing heard yet)."""
+    pieces = [text]
+    if fragment_words is not None:
+        fragment, rest = first_fragment(text, words=fragment_words)
+        if fragment and rest.strip():
+            pieces = [fragment, rest]
+    segments: list[Segment] = []
+    for piece in pieces:
+        segments.extend(engine.plan(piece, voice=voice, speed=speed))
+    planned: list[PlannedSegment] = []
+    position = 0
+    for segment in segments:
+        found = text.find(segment.text, position)
+        start = found if found >= 0 else position
+        boundary = Boundary.START if previous is None else boundary_after(previous, text[position:start])
+        planned.append(PlannedSegment(segment=segment, boundary=boundary))
+        previous = segment.text
+        position = start + len(segment.text) if found >= 0 else position
+    return planned
+
+
+def speak_offline(
+    engine: SpeechEngine,
+    text: str,
+    *,
+    voice: str,
+    speed: float = 1.0,
+    policy: SpeechPolicy | None = None,
+    previous: str | None = None,
+) -> bytes:
+    """The PCM a fresh session (or one that last spoke ``previous``) gets for ``text`` under ``policy`` (default:
+    the server default), computed in this thread without a server: the reference for tests and benchmarks."""
+    policy = policy if policy is not None else SpeechPolicy()
+    words = policy.fragment_words(None, heard=previous is not None)
+    plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
+    heard = previous is not None
+    out = bytearray()
+    for planned in plan:
+        raw = engine.render(planned.segment, voice=voice, speed=speed)
+        boundary = planned.boundary if heard else Boundary.START
+        pcm = float_to_pcm16(
+            shape_segment(raw, boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate).audio
+        )
+        heard = heard or bool(pcm)
+        out.extend(pcm)
+    return bytes(out)
 
 
 class Synthesis:
-    """Speak ``text`` with ``voice`` at ``speed`` as jobs of ``session``. Drive it from one coroutine at a time."""
+    """Speak ``text`` with ``voice`` at ``speed`` as jobs of ``session``. Drive it from one coroutine at a time.
+
+    ``first_fragment_words`` is the request's own first-fragment choice (0 = off); None takes the server's
+    default, which applies while the session has heard nothing yet.
+    """
 
     def __init__(
         self,
@@ -30,6 +129,7 @@ class Synthesis:
         text: str,
         voice: str,
         speed: float,
+        first_fragment_words: int | None = None,
     ) -> None:
         self.engine = engine
         self.scheduler = scheduler
@@ -37,37 +137,68 @@ class Synthesis:
         self.text = text
         self.voice = voice
         self.speed = speed
+        self.policy = scheduler.speech
+        self.fragment_words = self.policy.fragment_words(first_fragment_words, heard=session.heard)
         self.started = time.perf_counter()
         self.first_audio_s: float | None = None
         self.audio_bytes = 0
         self.segments_done = 0
-        self._segments: list[Segment] | None = None
+        self.shaped: list[ShapedInfo] = []
+        self._previous = session.last_spoken
+        self._planned: list[PlannedSegment] | None = None
 
     async def plan(self) -> int:
         """Plan the text (raises the engine's errors for a bad voice or speed); returns the segment count."""
-        if self._segments is None:
-            plan = partial(self.engine.plan, self.text, voice=self.voice, speed=self.speed)
-            self._segments = await self.scheduler.plan(self.session, plan)
-        return len(self._segments)
+        if self._planned is None:
+            self._planned = await self.scheduler.plan(self.session, self._plan)
+        return len(self._planned)
+
+    def _plan(self) -> list[PlannedSegment]:
+        """The plan job, on the planning thread."""
+        return plan_segments(
+            self.engine,
+            self.text,
+            voice=self.voice,
+            speed=self.speed,
+            fragment_words=self.fragment_words,
+            previous=self._previous,
+        )
 
     async def pcm_segments(self) -> AsyncGenerator[bytes]:
         """s16le PCM of each segment, in order, each as soon as it is rendered. Plans first if needed."""
         await self.plan()
-        assert self._segments is not None
-        for index, segment in enumerate(self._segments):
-            job = partial(self._render, segment)
-            pcm = await self.scheduler.run(self.session, index, job)
+        assert self._planned is not None
+        heard = self._previous is not None
+        for index, planned in enumerate(self._planned):
+            # a segment's pause follows what was last *heard*: before the first sound there is none
+            boundary = planned.boundary if heard else Boundary.START
+            job = partial(self._render, planned.segment, boundary)
+            pcm = await self.scheduler.run(self.session, index, job, cost=len(planned.segment.tokens))
             self.segments_done += 1
             if not pcm:
                 continue
             if self.first_audio_s is None:
                 self.first_audio_s = time.perf_counter() - self.started
+                self.session.last_spoken = self.text
+            heard = True
             self.audio_bytes += len(pcm)
             yield pcm
 
-    def _render(self, segment: Segment) -> bytes:
-        """The job body, on a worker thread: one segment to PCM bytes."""
-        return float_to_pcm16(self.engine.render(segment, voice=self.voice, speed=self.speed))
+    def _render(self, segment: Segment, boundary: Boundary) -> bytes:
+        """The job body, on a worker thread: one segment to shaped PCM bytes."""
+        raw = self.engine.render(segment, voice=self.voice, speed=self.speed)
+        shaped = shape_segment(raw, boundary=boundary, policy=self.policy.silence, sample_rate=self.engine.sample_rate)
+        self.shaped.append(
+            ShapedInfo(
+                segment=segment,
+                boundary=boundary,
+                raw_samples=len(raw),
+                cut_start_samples=shaped.cut_start_samples,
+                cut_end_samples=shaped.cut_end_samples,
+                pause_samples=shaped.pause_samples,
+            )
+        )
+        return float_to_pcm16(shaped.audio)
 
     @property
     def elapsed_s(self) -> float:

@@ -1,0 +1,109 @@
+"""First sound on a real server with the real model: the silence and first-fragment policies on every transport,
+and admission (a full instance refuses new sessions with 1013 and says busy on /ping)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from kokoro_server.admission import SERVER_BUSY
+from kokoro_server.engines import Engine
+from kokoro_server.policy import RAW
+from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
+from kokoro_server.synthesis import speak_offline
+from relay_core import limits
+from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts_messages import SynthesisComplete, Synthesize
+
+pytestmark = pytest.mark.slow
+
+FIRST = "Your order left the warehouse this morning and should arrive by Thursday."
+SECOND = "Thanks."
+
+
+def ms(samples: int) -> float:
+    return samples * 1000 / limits.SAMPLE_RATE
+
+
+async def session_pcm(url: str, texts: list[str]) -> dict[str, bytes]:
+    """One session, one request per text (sent at once, as the agent does): each request's PCM."""
+    client = TtsClientSession()
+    pcm: dict[str, bytearray] = {}
+    async with connect(url, max_size=None, open_timeout=60) as ws:
+        for i, text in enumerate(texts):
+            await ws.send(client.synthesize(Synthesize(text=text, request_id=f"r{i}")).encode())
+        ended = 0
+        while ended < len(texts):
+            for event in client.receive_frame(await ws.recv()):
+                if isinstance(event, AudioReceived):
+                    pcm.setdefault(event.request_id, bytearray()).extend(event.pcm)
+                elif isinstance(event, RequestEnded):
+                    assert isinstance(event.outcome, SynthesisComplete), event.outcome
+                    ended += 1
+    return {rid: bytes(data) for rid, data in pcm.items()}
+
+
+def test_every_transport_speaks_by_the_same_policy(onnx_engine: Engine, tts_server: Any) -> None:
+    voice = onnx_engine.default_voice
+    alone = speak_offline(onnx_engine, FIRST, voice=voice)
+    after = speak_offline(onnx_engine, SECOND, voice=voice, previous=FIRST)
+    raw = speak_offline(onnx_engine, FIRST, voice=voice, policy=RAW)
+
+    got = asyncio.run(asyncio.wait_for(session_pcm(tts_server.ws_url, [FIRST, SECOND]), 240))
+    with httpx.Client(base_url=tts_server.http_url, timeout=240) as http:
+        answer = http.post("/invocations", json={"text": FIRST, "format": "pcm"})
+    assert answer.status_code == 200
+
+    # identical input gives identical PCM, on the WebSocket and over HTTP alike
+    assert got["r0"] == alone
+    assert answer.content == alone
+    assert got["r1"] == after
+    audio = pcm16_to_float(alone)
+    first = first_audible_sample(audio)
+    assert first is not None
+    assert ms(first) <= 30  # the model's ~250 ms of leading padding is gone
+    assert ms(first_audible_sample(pcm16_to_float(raw)) or 0) >= 150
+    assert len(alone) < len(raw)  # and its trailing padding too
+    whole = pcm16_to_float(got["r0"] + got["r1"])
+    gaps = [ms(end - start) for start, end in silences(whole)]
+    # the pause between the two requests is a sentence pause, and no silence inside the reply is long
+    assert max(gaps) <= 450
+    assert any(200 <= gap <= 450 for gap in gaps)
+
+
+async def refused_code(url: str) -> int | None:
+    async with connect(url, open_timeout=60) as ws:
+        try:
+            await asyncio.wait_for(ws.recv(), 30)
+        except ConnectionClosed:
+            pass
+        return ws.close_code
+
+
+def test_a_full_instance_refuses_new_sessions_with_1013_and_says_busy(onnx_engine: Engine, serve_tts: Any) -> None:
+    async def scenario(url: str, http_url: str) -> None:
+        async with httpx.AsyncClient(base_url=http_url, timeout=30) as http:
+            assert (await http.get("/ping")).json()["status"] == "healthy"
+            async with connect(url, open_timeout=60) as holder:
+                await holder.send(TtsClientSession().synthesize(Synthesize(text="Yes.", request_id="held")))
+                await holder.recv()  # synthesis_start: the session is being served
+                assert await refused_code(url) == SERVER_BUSY
+                ping = await http.get("/ping")
+                assert ping.status_code == 200  # SageMaker would take a non-200 ping for an unhealthy container
+                assert ping.json() == {"status": "busy", "sessions": 1, "max_sessions": 1}
+            deadline = time.monotonic() + 30
+            while (await http.get("/ping")).json()["status"] != "healthy":
+                assert time.monotonic() < deadline, "the session's slot was not given back"
+                await asyncio.sleep(0.05)
+        pcm = await session_pcm(url, ["Yes."])
+        assert pcm["r0"]
+
+    with serve_tts(onnx_engine, max_sessions=1) as server:
+        asyncio.run(asyncio.wait_for(scenario(server.ws_url, server.http_url), 120))
+        assert server.app.state.admission.stats().refused == 1
