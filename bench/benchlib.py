@@ -19,6 +19,7 @@ from pathlib import Path
 
 from websockets.asyncio.client import connect
 
+from kokoro_server.silence import first_audible_sample, pcm16_to_float
 from relay_core import limits
 from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts_messages import SESSION_PATH, SynthesisComplete, Synthesize
@@ -86,6 +87,89 @@ def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float =
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@contextlib.contextmanager
+def run_baseline(timeout_s: float = 120.0) -> Iterator[ServerProcess]:
+    """Start bench/baseline_server.py (one whole request at a time, one global lock) on a free loopback port."""
+    port = free_port()
+    script = Path(__file__).with_name("baseline_server.py")
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    server = ServerProcess(process=process, port=port, started_at=started)
+    try:
+        wait_until_ready(server.http_url, timeout_s=timeout_s, poll_s=0.05, alive=lambda: process.poll() is None)
+        server.healthy_after_s = time.perf_counter() - started
+        yield server
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class RequestAudio:
+    """What a client received for one request: its PCM and when the first byte and the first sound came."""
+
+    first_byte_s: float | None = None
+    first_sound_s: float | None = None
+    """When the first audible sample (-40 dBFS, kokoro_server.silence) is heard by a client that starts playing at
+    the first byte: ``max(arrival of the message holding it, first byte + its offset in the audio)``."""
+    pcm: bytearray = field(default_factory=bytearray)
+    done_s: float = 0.0
+
+
+@dataclass
+class SessionAudio:
+    """One session's requests, in the order sent, with the times measured from the first send."""
+
+    requests: list[RequestAudio]
+    done_s: float = 0.0
+
+    @property
+    def first_sound_s(self) -> float:
+        """When the session's listener first hears something (its first request's first sound)."""
+        return next(r.first_sound_s for r in self.requests if r.first_sound_s is not None)
+
+    @property
+    def pcm(self) -> bytes:
+        return b"".join(bytes(r.pcm) for r in self.requests)
+
+
+async def speak_session(ws_url: str, pieces: Sequence[str], *, voice: str | None = None) -> SessionAudio:
+    """One session: every piece sent at once as its own request (pipelined, as the agent does), then close.
+    Records each request's PCM, first byte and first sound."""
+    client = TtsClientSession()
+    out = SessionAudio(requests=[RequestAudio() for _ in pieces])
+    by_id = {f"p{i}": out.requests[i] for i in range(len(pieces))}
+    async with connect(ws_url, max_size=None, open_timeout=120) as ws:
+        start = time.perf_counter()
+        for i, text in enumerate(pieces):
+            await ws.send(client.synthesize(Synthesize(text=text, voice=voice, request_id=f"p{i}")).encode())
+        await ws.send(client.close())
+        while not client.idle:
+            for event in client.receive_frame(await ws.recv()):
+                now = time.perf_counter() - start
+                if isinstance(event, AudioReceived):
+                    request = by_id[event.request_id]
+                    if request.first_byte_s is None:
+                        request.first_byte_s = now
+                    request.pcm.extend(event.pcm)
+                    if request.first_sound_s is None:
+                        first = first_audible_sample(pcm16_to_float(bytes(request.pcm)))
+                        if first is not None:
+                            request.first_sound_s = max(now, request.first_byte_s + first / limits.SAMPLE_RATE)
+                elif isinstance(event, RequestEnded):
+                    if not isinstance(event.outcome, SynthesisComplete):
+                        raise RuntimeError(f"request {event.request_id} did not complete: {event.outcome}")
+                    by_id[event.request_id].done_s = now
+        out.done_s = time.perf_counter() - start
+    return out
 
 
 @dataclass
