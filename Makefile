@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -78,6 +78,9 @@ bench-agent: setup
 
 bench-gateway: setup
 	$(UV) run python bench/bench_gateway.py
+
+bench-sagemaker: setup
+	$(UV) run python bench/bench_sagemaker_frontend.py
 
 bench-torch: setup
 	$(UV) run python bench/bench_torch_vs_onnx.py

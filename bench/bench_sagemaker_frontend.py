@@ -7,8 +7,10 @@ The real TTS container app (int8 Kokoro-82M on CPU) is reached two ways, interle
 
 Measures (medians): a protocol round trip with no synthesis (a ``synthesize`` the container rejects at once
 with an ``error`` message), time to first PCM for one short sentence, and the cost of opening a session: a
-fresh SDK client + TLS handshake per turn (what the transport does) against a new stream on a client kept
-across turns. Usage: ``uv run python bench/bench_sagemaker_frontend.py [--rounds 30] [--turns 5]``.
+fresh SDK client + TLS handshake per session (``reuse_client=False``) against a new stream on the client the
+transport keeps across sessions (the default).
+
+Usage: ``uv run python bench/bench_sagemaker_frontend.py [--rounds 30] [--turns 5]`` (``make bench-sagemaker``).
 """
 
 from __future__ import annotations
@@ -21,19 +23,16 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import boto3
-from aws_sdk_sagemaker_runtime_http2.client import AsyncSageMakerRuntimeHTTP2Client
 from benchlib import median, print_table
 
 from kokoro_server.app import create_app
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
-from relay_local.sagemaker_frontend.client import local_ca_client_factory
 from relay_local.servers import BackgroundServer
 from relay_local.stack import TTS_WS_PATH, wait_until_ready
 from voice_agent.transport.base import TtsConnection, TtsTransport
-from voice_agent.transport.sagemaker import SageMakerTransport, SdkStreamOpener
+from voice_agent.transport.sagemaker import SageMakerTransport
 from voice_agent.transport.ws import WsTransport
 
 _ids = itertools.count()
@@ -74,9 +73,13 @@ async def first_audio(connection: TtsConnection) -> float:
                 raise RuntimeError(f"the container refused the sentence: {message}")
 
 
+OPEN_ONLY = "sagemaker-fresh"
+"""The transport measured only for the cost of opening a session (once open, a stream is a stream)."""
+
+
 async def measure(transports: dict[str, TtsTransport], rounds: int, turns: int) -> dict[str, dict[str, list[float]]]:
     results: dict[str, dict[str, list[float]]] = {name: {"rtt": [], "ttfa": [], "open": []} for name in transports}
-    connections = {name: await transport.connect() for name, transport in transports.items()}
+    connections = {name: await transport.connect() for name, transport in transports.items() if name != OPEN_ONLY}
     for _ in range(rounds):
         for name, connection in connections.items():
             results[name]["rtt"].append(await round_trip(connection))
@@ -95,32 +98,6 @@ async def measure(transports: dict[str, TtsTransport], rounds: int, turns: int) 
     return results
 
 
-async def reused_client_open(transport: SageMakerTransport, front: SageMakerFrontEnd, turns: int) -> list[float]:
-    """Open + one round trip on a new stream of one SDK client kept across turns (its HTTP/2 connection reused)."""
-    opener = SdkStreamOpener(
-        endpoint_uri=front.endpoint_url,
-        region=front.region,
-        credentials=transport.credentials,
-        http_client_factory=local_ca_client_factory(front.ca_file),
-    )
-    client = AsyncSageMakerRuntimeHTTP2Client(config=await opener.config())
-    timings: list[float] = []
-    from voice_agent.transport.sagemaker import OpenedStream, SageMakerConnection  # noqa: PLC0415
-
-    async def keep() -> None:
-        return None
-
-    for _ in range(turns):
-        start = time.perf_counter()
-        stream: Any = await client.invoke_endpoint_with_bidirectional_stream(transport.request())
-        connection = SageMakerConnection(OpenedStream(stream=stream, release=keep), label="reused")
-        await round_trip(connection)
-        timings.append(time.perf_counter() - start)
-        await connection.aclose()
-    await client.close()
-    return timings
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=30)
@@ -137,20 +114,30 @@ def main() -> None:
                 aws_secret_access_key=credentials.secret_access_key,
                 region_name=credentials.region,
             )
-            sagemaker = SageMakerTransport(
-                front.endpoint_name, front.region, endpoint_uri=front.endpoint_url, session=session
-            )
-            transports: dict[str, TtsTransport] = {"ws": WsTransport(url), "sagemaker": sagemaker}
+
+            def sagemaker(*, reuse_client: bool) -> SageMakerTransport:
+                return SageMakerTransport(
+                    front.endpoint_name,
+                    front.region,
+                    endpoint_uri=front.endpoint_url,
+                    session=session,
+                    reuse_client=reuse_client,
+                )
+
+            transports: dict[str, TtsTransport] = {
+                "ws": WsTransport(url),
+                "sagemaker": sagemaker(reuse_client=True),
+                OPEN_ONLY: sagemaker(reuse_client=False),
+            }
             results = asyncio.run(measure(transports, args.rounds, args.turns))
-            reused = asyncio.run(reused_client_open(sagemaker, front, args.turns))
     ms = 1000.0
     rows: list[list[object]] = []
     for what, label in (("rtt", "round trip, no synthesis"), ("ttfa", "first PCM, one sentence")):
         ws, sm = median(results["ws"][what]) * ms, median(results["sagemaker"][what]) * ms
         rows.append([label, f"{ws:.2f}", f"{sm:.2f}", f"{sm - ws:+.2f}", f"{sm / ws:.2f}x"])
     open_ws = median(results["ws"]["open"]) * ms
-    open_fresh = median(results["sagemaker"]["open"]) * ms
-    open_reused = median(reused) * ms
+    open_fresh = median(results[OPEN_ONLY]["open"]) * ms
+    open_reused = median(results["sagemaker"]["open"]) * ms
     rows.append(
         [
             "open + round trip, fresh client",
