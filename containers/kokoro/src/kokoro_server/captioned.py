@@ -1,0 +1,99 @@
+"""``POST /dev/captioned_speech``: the whole audio file and the timing of every word in it, as one JSON answer.
+
+Like Kokoro-FastAPI's captioned-speech route, for callers that want captions without reading a stream. The body is
+the ``/v1/audio/speech`` body (``input``, ``voice``, ``speed``, ``response_format`` — default ``wav`` here —
+and ``model``, accepted and ignored); the answer is :class:`relay_core.word_timings.CaptionedSpeech`:
+``{"request_id","format","sample_rate","duration_s","audio": base64 file,"words": [{"word","start_s","end_s"}]}``,
+the times on the file's timeline (after the silence policy). Errors are the usual JSON
+``{"error": {"code","message"}}`` with a 4xx/5xx status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from kokoro_server.encoders import encode_whole, is_cheap
+from kokoro_server.engines import EngineError
+from kokoro_server.errors import from_engine_error, from_protocol_error, internal_error
+from kokoro_server.speech_responses import read_body
+from kokoro_server.state import NotReadyError, server_state
+from kokoro_server.synthesis import Synthesis
+from kokoro_server.word_timer import WordTimer
+from relay_core import limits
+from relay_core.audio import b64encode
+from relay_core.errors import InvalidFieldError, ProtocolError
+from relay_core.fields import JsonObject, decode_json_object, get_number, get_str
+from relay_core.http_events import MAX_BODY_BYTES, AudioFormat, check_text, parse_audio_format
+from relay_core.tts_session import random_request_id
+from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_FORMAT = AudioFormat.WAV
+
+
+def _parse(obj: JsonObject) -> tuple[str, str | None, float, AudioFormat]:
+    text = get_str(obj, "input", required=True)
+    assert text is not None
+    check_text(text)
+    get_str(obj, "model", max_chars=200)
+    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS) or None
+    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    try:
+        fmt = parse_audio_format(get_str(obj, "response_format"), default=DEFAULT_FORMAT)
+    except InvalidFieldError as exc:
+        raise InvalidFieldError(exc.message.replace("'format'", "'response_format'")) from exc
+    return text, voice, speed, fmt
+
+
+async def captioned_speech(request: Request) -> Response:
+    """Speak ``input``; answer the whole file (base64) with its word timings."""
+    state = server_state(request)
+    try:
+        engine, scheduler = state.require()
+        body = await read_body(request, max_bytes=MAX_BODY_BYTES)
+        text, voice, speed, fmt = _parse(decode_json_object(body, max_bytes=MAX_BODY_BYTES, what="request body"))
+    except NotReadyError as exc:
+        return exc.wire.response()
+    except ProtocolError as exc:
+        return from_protocol_error(exc).response()
+    request_id = random_request_id()
+    timer = WordTimer(engine, request_id=request_id)
+    session = scheduler.open_session(label=request_id)
+    synthesis = Synthesis(timer.engine, scheduler, session, text=text, voice=voice or engine.default_voice, speed=speed)
+    pieces: list[bytes] = []
+    words: list[WordTiming] = []
+    try:
+        async for pcm in synthesis.pcm_segments():
+            pieces.append(pcm)
+            for timings in timer.pending(synthesis):
+                words.extend(timings.words)
+    except EngineError as exc:
+        return from_engine_error(exc).response()
+    except Exception as exc:
+        logger.exception("captioned request %s failed", request_id)
+        return internal_error(exc).response()
+    finally:
+        scheduler.cancel_session(session)
+    pcm = b"".join(pieces)
+    if is_cheap(fmt):
+        audio = encode_whole(fmt, pcm, sample_rate=engine.sample_rate)
+    else:
+        audio = await asyncio.to_thread(encode_whole, fmt, pcm, sample_rate=engine.sample_rate)
+    answer = CaptionedSpeech(
+        request_id=request_id,
+        format=fmt.value,
+        sample_rate=engine.sample_rate,
+        duration_s=round(synthesis.duration_s, 4),
+        audio=b64encode(audio),
+        words=tuple(words),
+    )
+    return JSONResponse(answer.to_json())
+
+
+routes = [Route(CAPTIONED_SPEECH_PATH, captioned_speech, methods=["POST"])]
