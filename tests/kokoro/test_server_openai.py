@@ -125,15 +125,16 @@ def test_aac_and_a_chosen_mp3_bitrate(tts_server: Any) -> None:
     assert "bitrate_kbps" in not_lossy.json()["error"]["message"]
 
 
-def test_text_in_a_script_the_g2p_cannot_speak_is_refused_everywhere(tts_server: Any) -> None:
-    japanese = "こんにちは、元気ですか。"
+def test_japanese_is_spoken_and_a_script_the_g2p_cannot_speak_is_refused_everywhere(tts_server: Any) -> None:
+    russian = "Привет, как дела?"
     with client(tts_server) as http:
-        invocation = http.post("/invocations", json={"text": japanese, "request_id": "ja"})
-        openai = http.post(SPEECH, json={"input": japanese})
+        japanese = http.post("/invocations", json={"text": "こんにちは。", "format": "pcm", "voice": "jf_alpha"})
+        invocation = http.post("/invocations", json={"text": russian, "request_id": "ru"})
+        openai = http.post(SPEECH, json={"input": russian})
 
     async def over_the_socket() -> tuple[dict[str, Any], bytes]:
         async with connect(tts_server.ws_url, max_size=None) as ws:
-            await ws.send(json.dumps({"text": japanese, "request_id": "ja"}))
+            await ws.send(json.dumps({"text": russian, "request_id": "ru"}))
             refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))
             await ws.send(json.dumps({"text": "Still here.", "request_id": "en"}))
             audio = b""
@@ -145,12 +146,15 @@ def test_text_in_a_script_the_g2p_cannot_speak_is_refused_everywhere(tts_server:
                     return refusal, audio
 
     refusal, audio = asyncio.run(over_the_socket())
+    assert japanese.status_code == 200
+    seconds = len(japanese.content) / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE)
+    assert 0.4 < seconds < 2.5  # "konnichiwa", not five times "Japanese letter" (about 5 s)
     for reply in (invocation, openai):
         assert reply.status_code == 400
         error = reply.json()["error"]
         assert error["code"] == TtsErrorCode.UNSUPPORTED_TEXT
-        assert "Japanese" in error["message"] and "en-us" in error["message"]
+        assert "Russian" in error["message"] and "en-us" in error["message"]
     assert "'input'" in openai.json()["error"]["message"]
-    assert (refusal["type"], refusal["code"], refusal["request_id"]) == ("error", "unsupported_text", "ja")
+    assert (refusal["type"], refusal["code"], refusal["request_id"]) == ("error", "unsupported_text", "ru")
     assert refusal["rejected"] is True
     assert audio  # the session went on

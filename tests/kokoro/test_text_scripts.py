@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kokoro_server.text_scripts import check_speakable, foreign_script
+from kokoro_server.text_scripts import JAPANESE_SCRIPTS, check_speakable, foreign_script
 from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice
 from relay_core.errors import ProtocolError
 
@@ -27,14 +27,21 @@ def test_latin_text_digits_and_symbols_are_speakable(text: str) -> None:
     ],
 )
 def test_other_scripts_are_found_on_a_latin_g2p(text: str, language: str) -> None:
-    found = foreign_script(text, "en-us")
+    found = foreign_script(text, "en-us", japanese=False)
     assert found is not None
     assert language in found.language
-    with pytest.raises(ProtocolError) as refused:
-        check_speakable(text, "en-gb", request_id="r")
-    assert refused.value.code == "unsupported_text"
-    assert refused.value.request_id == "r"
-    assert "en-gb" in refused.value.message
+    japanese = found.script in JAPANESE_SCRIPTS
+    assert (foreign_script(text, "en-us", japanese=True) is None) == japanese
+    if not japanese:
+        with pytest.raises(ProtocolError) as refused:
+            check_speakable(text, "en-gb", request_id="r")
+        assert refused.value.code == "unsupported_text"
+        assert refused.value.request_id == "r"
+        assert "en-gb" in refused.value.message
+
+
+def test_japanese_is_speakable_here_because_its_g2p_is_installed() -> None:
+    check_speakable("こんにちは、元気ですか。東京タワー", "en-us")
 
 
 def test_a_g2p_of_another_script_is_not_second_guessed() -> None:

@@ -8,8 +8,9 @@ Such text is refused before any synthesis with ``unsupported_text`` (HTTP 400; o
 The rule: for a Latin-script G2P language (:data:`LATIN_SCRIPT_LANGUAGES`), every letter must be a Latin letter
 (``LATIN ...`` in its Unicode name; fullwidth forms are not) or a modifier letter; digits, punctuation, symbols and
 spaces are always allowed. For any other G2P language no check is made (espeak-ng's own script applies).
-No Japanese G2P that installs and runs offline from the package registries is bundled (pyopenjtalk fetches its
-dictionary at first use), so Japanese text is refused rather than spoken.
+Japanese (kana, kanji, fullwidth forms) is spoken with the Japanese G2P (misaki on OpenJTalk, see
+:mod:`kokoro_server.engines.g2p`) when it is installed, as it is with the server's dependencies; without it,
+Japanese is refused like any other script.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from kokoro_server.engines.g2p import speaks_japanese
 from relay_core.errors import ProtocolError
 from relay_core.tts_messages import TtsErrorCode
 
@@ -98,10 +100,16 @@ def _script_of(char: str) -> str:
     return name.split(" ", 1)[0] if name else f"U+{ord(char):04X}"
 
 
-def foreign_script(text: str, lang: str) -> ForeignScript | None:
-    """The first letter of ``text`` that the G2P ``lang`` cannot speak, or None when all of it is speakable."""
+JAPANESE_SCRIPTS = frozenset({"HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA", "CJK", "FULLWIDTH"})
+"""Scripts that go to the Japanese G2P (kanji are read as Japanese, so Chinese text is read in Japanese)."""
+
+
+def foreign_script(text: str, lang: str, *, japanese: bool | None = None) -> ForeignScript | None:
+    """The first letter of ``text`` that the G2P ``lang`` cannot speak, or None when all of it is speakable.
+    Japanese script is speakable when the Japanese G2P is installed (``japanese`` None: look)."""
     if lang.lower().split("-")[0] not in LATIN_SCRIPT_LANGUAGES:
         return None
+    japanese_ok = speaks_japanese() if japanese is None else japanese
     for char in text:
         category = unicodedata.category(char)
         if not category.startswith("L") or category == "Lm":
@@ -109,6 +117,8 @@ def foreign_script(text: str, lang: str) -> ForeignScript | None:
         if char in _ALSO_LATIN or unicodedata.name(char, "").startswith("LATIN "):
             continue
         script = _script_of(char)
+        if japanese_ok and script in JAPANESE_SCRIPTS:
+            continue
         return ForeignScript(char=char, script=script, language=_SCRIPT_LANGUAGE.get(script, script.title()))
     return None
 
@@ -118,9 +128,10 @@ def check_speakable(text: str, lang: str, *, request_id: str | None = None, name
     found = foreign_script(text, lang)
     if found is None:
         return
+    also = " or Japanese" if speaks_japanese() else ""
     raise ProtocolError(
         f"'{name}' contains {found.language} script ({found.char!r}, {found.script.lower()}), which this server's "
-        f"{lang} G2P cannot speak (it would read out letter names): send text in Latin script, or send "
+        f"{lang} G2P cannot speak (it would read out letter names): send text in Latin script{also}, or send "
         f"{found.language} text to a server whose G2P language speaks it",
         code=TtsErrorCode.UNSUPPORTED_TEXT.value,
         request_id=request_id,

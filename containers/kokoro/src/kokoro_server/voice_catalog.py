@@ -2,8 +2,9 @@
 
 Kokoro voice packs are named ``<language><gender>_<name>``: ``jf_alpha`` is a Japanese female voice, ``jm_kumo`` a
 Japanese male one. A voice pack gives the timbre; what is said, and how, comes from the G2P front end. The shipped
-voices are Japanese voice packs that speak through the server's G2P language (``en-us`` by default), so they speak
-English with a Japanese-trained timbre. ``GET /v1/audio/voices`` says so for each voice.
+voices are Japanese voice packs: Latin-script text goes through the server's espeak-ng language (``en-us`` by
+default), so they speak English with a Japanese-trained timbre, and Japanese text through the Japanese G2P.
+``GET /v1/audio/voices`` says so for each voice.
 
 OpenAI's names are accepted by ``/v1/audio/speech`` (only there; the session protocol takes voice names and blends):
 its female-sounding voices map, in order, onto the configured female voices, its male-sounding ones onto the male
@@ -52,7 +53,8 @@ class VoiceInfo:
             "language": self.language,
             "gender": self.gender,
             "speaks": self.speaks,
-            "description": f"{self.language} {self.gender} voice pack, speaking through the {self.speaks} G2P",
+            "description": f"{self.language} {self.gender} voice pack; Latin-script text is read with the "
+            f"{self.speaks} G2P, Japanese text with the Japanese G2P",
         }
 
 
