@@ -110,29 +110,35 @@ async def concurrent_clients(stack: RelayStack, clients: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--runs", type=int, default=3, help="passes over the corpus per mode (default 3)")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="passes over the corpus per mode (default 3; 0 = skip the TTFA part)"
+    )
     parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32; 0 = skip)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     quiet_agentcore_access_log()
     with RelayStack(function_env={"TURNS_PER_MINUTE": "1000"}) as stack:
-        samples = asyncio.run(measure_ttfa(stack, args.runs))
-        rows = []
-        for mode in (TurnMode.BIDI, TurnMode.BATCH):
-            direct = statistics.median(samples[("direct", mode)])
-            via = statistics.median(samples[("gateway", mode)])
-            rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}"])
-        print_table(
-            f"Time to first audio, direct to the agent vs through the local gateway (medians of "
-            f"{args.runs * len(CORPUS)} turns each)",
-            ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)"],
-            rows,
-        )
-        bidi = statistics.median(samples[("gateway", TurnMode.BIDI)])
-        batch = statistics.median(samples[("gateway", TurnMode.BATCH)])
-        print(f"\nthrough the gateway, bidi / batch TTFA: {bidi / batch:.2f}")
+        if args.runs:
+            ttfa_table(asyncio.run(measure_ttfa(stack, args.runs)), args.runs)
         if args.clients:
             asyncio.run(concurrent_clients(stack, args.clients))
+
+
+def ttfa_table(samples: dict[tuple[str, TurnMode], list[float]], runs: int) -> None:
+    rows = []
+    for mode in (TurnMode.BIDI, TurnMode.BATCH):
+        direct = statistics.median(samples[("direct", mode)])
+        via = statistics.median(samples[("gateway", mode)])
+        rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}"])
+    print_table(
+        f"Time to first audio, direct to the agent vs through the local gateway (medians of "
+        f"{runs * len(CORPUS)} turns each)",
+        ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)"],
+        rows,
+    )
+    bidi = statistics.median(samples[("gateway", TurnMode.BIDI)])
+    batch = statistics.median(samples[("gateway", TurnMode.BATCH)])
+    print(f"\nthrough the gateway, bidi / batch TTFA: {bidi / batch:.2f}")
 
 
 if __name__ == "__main__":

@@ -161,6 +161,7 @@ export class ClientSession {
       if (!validTurnId(msg.turn_id)) return [protocolError("turn_accepted without a valid turn_id")];
       const turn = this._turnFor(msg.turn_id);
       if (turn.phase === TurnPhase.SENT) turn.phase = TurnPhase.ACTIVE;
+      turn.resumePending = false; // a resume is answered with turn_accepted before its replay
       return [{ type: "accepted", turnId: msg.turn_id }];
     }
     if (msg.type === "error" && !("seq" in msg)) return this._onRejected(msg);
@@ -195,7 +196,8 @@ export class ClientSession {
     if (turn === undefined || turn.finished) return events;
     if (turn.resumePending && LOST_CODES.has(code)) {
       events.push(end(turn, TurnOutcome.EXPIRED, code, message));
-    } else if (turn.phase === TurnPhase.SENT && !turn.resumePending) {
+    } else if (turn.phase === TurnPhase.SENT && !turn.resumePending && !LOST_CODES.has(code)) {
+      // unknown_turn / resume_expired answer a resume, never the turn's own sendMessage: not its rejection
       events.push(end(turn, TurnOutcome.REJECTED, code, message));
     }
     return events;

@@ -22,7 +22,7 @@ from relay_core.agent_events import (
     TextDelta,
 )
 from relay_core.audio import b64decode, b64encode
-from relay_core.client_framing import TurnFramer, split_pcm_evenly, split_text_to_fit, utf8_size
+from relay_core.client_framing import TurnFramer, max_audio_pcm_bytes, split_pcm_evenly, split_text_to_fit, utf8_size
 from relay_core.errors import AudioFormatError, SessionStateError
 from relay_core.turn_messages import TurnAudio, parse_server_message
 
@@ -191,12 +191,21 @@ def test_split_pieces_fit_their_room_and_join_back(text: str, room: int) -> None
     assert all(piece and utf8_size(json.dumps(piece, ensure_ascii=False)) - 2 <= room for piece in pieces)
 
 
-def test_an_agent_chunk_of_the_agents_default_size_is_cut_into_two_halves() -> None:
-    pcm = b"\x01\x00" * (AUDIO_CHUNK_BYTES // 2)
-    out = TurnFramer("t-1").frame(AudioChunk(RID, 0, b64encode(pcm)))
-    sizes = [len(b64decode(json.loads(m)["data"])) for m in out]
-    assert sum(sizes) == len(pcm)
-    assert len(sizes) <= 2 and max(sizes) - min(sizes) <= 2
+@pytest.mark.parametrize("turn_id", ["t-1", "t" * limits.MAX_TURN_ID_CHARS])
+def test_an_agent_chunk_of_the_agents_default_size_becomes_exactly_one_client_message(turn_id: str) -> None:
+    pcm = bytes(i % 251 for i in range(AUDIO_CHUNK_BYTES))
+    framer = TurnFramer(turn_id)
+    framer.frame(AudioChunk(RID, 0, b64encode(pcm[:2000])))  # seq, chunk and offset no longer start at 0
+    [message] = framer.frame(AudioChunk(RID, 10**6, b64encode(pcm)))
+    assert b64decode(json.loads(message)["data"]) == pcm
+    assert utf8_size(message) <= limits.CLIENT_FRAME_BUDGET_BYTES
+
+
+def test_the_agents_chunk_is_the_largest_that_fits_one_message_in_whole_samples() -> None:
+    assert max_audio_pcm_bytes() == AUDIO_CHUNK_BYTES and AUDIO_CHUNK_BYTES % limits.SAMPLE_WIDTH_BYTES == 0
+    one_sample_more = b"\x01\x00" * (AUDIO_CHUNK_BYTES // 2 + 1)
+    wide_id = "t" * limits.MAX_TURN_ID_CHARS
+    assert len(TurnFramer(wide_id).frame(AudioChunk(RID, 0, b64encode(one_sample_more)))) == 2
 
 
 @given(samples=st.integers(min_value=0, max_value=5000), max_bytes=st.integers(min_value=2, max_value=3000))

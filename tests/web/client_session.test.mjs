@@ -101,3 +101,32 @@ test("session: turn ids are fresh and valid", () => {
   assert.equal(ids.size, 100);
   for (const id of ids) assert.match(id, /^t-[A-Za-z0-9_-]{22}$/);
 });
+
+const error = (turnId, code) => JSON.stringify({ type: "error", code, message: "m", turn_id: turnId });
+const accepted = (turnId) => JSON.stringify({ type: "turn_accepted", turn_id: turnId });
+
+test("session: turn_accepted clears a pending resume, so a later lost-turn error does not expire the turn", () => {
+  const session = new ClientSession();
+  const turnId = JSON.parse(session.sendMessage({ prompt: "hi" })).turn_id;
+  session.receive(accepted(turnId));
+  session.resume(turnId);
+  assert.equal(session.turns.get(turnId).resumePending, true);
+  session.receive(accepted(turnId)); // the relay answers the resume with turn_accepted before its replay
+  assert.equal(session.turns.get(turnId).resumePending, false);
+  assert.deepEqual(session.receive(error(turnId, "resume_expired")).map((e) => e.type), ["rejected"]);
+  assert.equal(session.turns.get(turnId).finished, false);
+});
+
+test("session: unknown_turn / resume_expired never reject a turn not yet accepted; other codes do", () => {
+  for (const code of ["unknown_turn", "resume_expired"]) {
+    const session = new ClientSession();
+    const turnId = JSON.parse(session.sendMessage({ prompt: "hi" })).turn_id;
+    assert.deepEqual(session.receive(error(turnId, code)).map((e) => e.type), ["rejected"]);
+    assert.equal(session.turns.get(turnId).finished, false, code);
+    assert.equal(session.turns.get(turnId).phase, TurnPhase.SENT);
+  }
+  const session = new ClientSession();
+  const turnId = JSON.parse(session.sendMessage({ prompt: "hi" })).turn_id;
+  assert.deepEqual(session.receive(error(turnId, "rate_limited")).map((e) => e.type), ["rejected", "turn_ended"]);
+  assert.equal(session.turns.get(turnId).outcome, "rejected");
+});

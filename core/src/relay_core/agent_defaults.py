@@ -14,6 +14,7 @@ from typing import Final
 
 from relay_core import limits
 from relay_core.audio import max_pcm_bytes_for_base64
+from relay_core.client_framing import max_audio_pcm_bytes
 from relay_core.tts_messages import SESSION_PATH
 
 # --- Ports -------------------------------------------------------------------------------------------------
@@ -37,8 +38,13 @@ MAX_SENTENCE_CHARS: Final = 300
 """A sentence longer than this is cut at a clause or word boundary before it goes to the TTS."""
 AUDIO_CHUNK_OVERHEAD_BYTES: Final = 512
 """JSON around the base64 of one ``audio_chunk`` event (type, seq, a request id of up to 128 chars, quotes)."""
-AUDIO_CHUNK_BYTES: Final = max_pcm_bytes_for_base64(limits.APIGW_FRAME_BYTES, overhead_bytes=AUDIO_CHUNK_OVERHEAD_BYTES)
-"""Largest PCM slice per ``audio_chunk``: its event fits one API Gateway WebSocket frame (32 KB)."""
+AUDIO_CHUNK_BYTES: Final = min(
+    max_audio_pcm_bytes(limits.CLIENT_FRAME_BUDGET_BYTES),
+    max_pcm_bytes_for_base64(limits.APIGW_FRAME_BYTES, overhead_bytes=AUDIO_CHUNK_OVERHEAD_BYTES),
+)
+"""Largest PCM slice per ``audio_chunk``: the gateway relays one agent chunk as exactly ONE client message (its
+framed ``audio`` message fits ``limits.CLIENT_FRAME_BUDGET_BYTES`` whatever the turn id), and the agent's event
+itself fits one API Gateway WebSocket frame (32 KB)."""
 SPEAK_TOKENS_PER_S: Final = 40.0
 """The offline ``speak`` model's pace (a realistic LLM rate)."""
 

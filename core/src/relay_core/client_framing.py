@@ -118,6 +118,14 @@ def split_pcm_evenly(pcm: bytes, max_bytes: int) -> list[bytes]:
     return pieces
 
 
+def max_audio_pcm_bytes(budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) -> int:
+    """The most PCM bytes (whole samples) that one framed ``audio`` message carries within ``budget_bytes``, for
+    any turn id (up to ``limits.MAX_TURN_ID_CHARS``) and any seq, chunk and offset: an agent ``audio_chunk`` of at
+    most this much PCM becomes exactly one client message (``relay_core.agent_defaults.AUDIO_CHUNK_BYTES``)."""
+    widest = TurnAudio("t" * limits.MAX_TURN_ID_CHARS, _WIDE_INT, chunk=_WIDE_INT, sample_offset=_WIDE_INT, data="")
+    return max_pcm_bytes_for_base64(budget_bytes, overhead_bytes=utf8_size(serialize_turn_message(widest)))
+
+
 class TurnFramer:
     """Numbers and cuts one turn's agent events into client messages. Not thread-safe; one per turn."""
 
@@ -267,4 +275,4 @@ class TurnFramer:
         return builders
 
 
-__all__ = ["TurnFramer", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]
+__all__ = ["TurnFramer", "max_audio_pcm_bytes", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]

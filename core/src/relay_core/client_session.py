@@ -47,6 +47,12 @@ from relay_core.turn_messages import (
     parse_server_message,
 )
 
+STALL_RESUME_S = 10.0
+"""A client that hears nothing for this long about an accepted, unfinished turn, on a socket still open, sends
+that turn's :meth:`ClientSession.resume` on the same connection. A message the relay could not post (after its
+retries) stays in the relay's resume buffer, and the relay waits for a resume while the client lacks one; a
+resume on a healthy turn is harmless (``turn_accepted``, then nothing already held is repeated)."""
+
 
 class TurnPhase(StrEnum):
     """Where a turn stands as the client sees it."""

@@ -19,6 +19,7 @@ from websockets.exceptions import ConnectionClosed
 
 from relay_core.agent_events import TurnMode
 from relay_core.client_session import (
+    STALL_RESUME_S,
     AudioReceived,
     ClientEvent,
     ClientSession,
@@ -27,6 +28,7 @@ from relay_core.client_session import (
     TextReceived,
     TurnEnded,
     TurnOutcome,
+    TurnPhase,
 )
 
 DEFAULT_TURN_TIMEOUT_S = 300.0
@@ -56,6 +58,8 @@ class TurnReport:
     duplicates: int = 0
     gaps: int = 0
     reconnects: int = 0
+    stall_resumes: int = 0
+    """Resumes sent on the open connection after ``stall_s`` without a message."""
     seqs: list[int] = field(default_factory=list)
     """Every applied seq, in order (a correct turn: 0, 1, 2, ... with no repeat)."""
 
@@ -82,9 +86,11 @@ async def run_turn(
     drop_after: int | None = None,
     cancel_after_first_audio: bool = False,
     timeout_s: float = DEFAULT_TURN_TIMEOUT_S,
+    stall_s: float = STALL_RESUME_S,
 ) -> TurnReport:
     """Run one turn to its end. ``drop_after=N``: abort the connection after the N-th turn message, reconnect
-    and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in."""
+    and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in.
+    ``stall_s``: after this long without a message, ``resume`` on the same connection (a lost post)."""
     session = ClientSession(collect_audio=True)
     started = time.perf_counter()
     deadline = started + timeout_s
@@ -95,17 +101,25 @@ async def run_turn(
         turn_id = session.turns[-1].turn_id
         report = TurnReport(turn_id)
         cancelled = False
+        heard = time.perf_counter()
         while not session.turn(turn_id).finished:
-            remaining = deadline - time.perf_counter()
+            now = time.perf_counter()
+            remaining = deadline - now
             if remaining <= 0:
                 raise GatewayTurnError(f"turn {turn_id} did not end within {timeout_s:.0f} s")
             try:
-                data = await asyncio.wait_for(websocket.recv(), remaining)
+                data = await asyncio.wait_for(websocket.recv(), min(remaining, max(0.0, heard + stall_s - now)))
             except ConnectionClosed:
                 websocket = await _reconnect(gateway_url, token, session, report)
+                heard = time.perf_counter()
                 continue
             except TimeoutError:
+                if time.perf_counter() - heard >= stall_s and session.turn(turn_id).phase is not TurnPhase.SENT:
+                    report.stall_resumes += 1
+                    await websocket.send(session.resume(turn_id))
+                    heard = time.perf_counter()
                 continue
+            heard = time.perf_counter()
             size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
             report.largest_message_bytes = max(report.largest_message_bytes, size)
             report.messages += 1

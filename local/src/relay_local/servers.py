@@ -11,10 +11,13 @@ import asyncio
 import socket
 import threading
 import time
+from collections.abc import Coroutine
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
+
+T = TypeVar("T")
 
 
 class ServerStartError(RuntimeError):
@@ -84,4 +87,45 @@ class BackgroundServer:
         self.stop()
 
 
-__all__ = ["BackgroundServer", "ServerStartError"]
+class LoopThread:
+    """An asyncio event loop running on a daemon thread of its own, for a server that must not share a loop with
+    anything else (the local API Gateway's WebSocket API). :meth:`run` executes a coroutine on it from any other
+    thread and waits for its result; :meth:`stop` cancels what is left on the loop and joins the thread."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, name=f"loop-{name}", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def start(self) -> LoopThread:
+        self._thread.start()
+        return self
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout_s: float | None = 30.0) -> T:
+        """Run ``coro`` on this loop (blocking the calling thread, which must not be this loop's)."""
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout_s)
+
+    async def _cancel_leftovers(self) -> None:
+        tasks = [t for t in asyncio.all_tasks(self.loop) if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Cancel the tasks still on the loop, stop it, join the thread and close the loop (idempotent)."""
+        if not self._thread.is_alive():
+            return
+        try:
+            self.run(self._cancel_leftovers(), timeout_s)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout_s)
+            if not self._thread.is_alive():
+                self.loop.close()
+
+
+__all__ = ["BackgroundServer", "LoopThread", "ServerStartError"]

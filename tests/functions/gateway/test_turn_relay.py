@@ -337,6 +337,34 @@ def test_a_post_that_keeps_failing_is_skipped_and_stays_resumable(deps: GatewayD
     assert result.failed_posts == 1
 
 
+def test_a_lost_last_message_keeps_the_relay_waiting_for_the_silent_clients_resume(
+    deps: GatewayDeps, gw: ModuleType
+) -> None:
+    """The terminal message's post fails for good: no later message shows the client a gap, so the relay must
+    not exit (its buffer would be lost) but wait for the resume the client sends after a silence."""
+
+    class LosesTheEnd(gw.RecordingPoster):  # type: ignore[misc, name-defined]
+        def post(self, connection_id: str, message: str) -> bool:
+            if '"agent_end"' in message and not getattr(self, "failed", False):
+                self.failed = True
+                raise PostFailedError("post_to_connection unreachable: EndpointConnectionError")
+            return bool(super().post(connection_id, message))
+
+    poster = LosesTheEnd()
+    agent = gw.FakeAgent()
+    running = start_relay(deps, agent, poster)
+    assert agent.opened.wait(5)
+    agent.streams[0].push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "a"), AgentEnd(TURN)))
+    agent.streams[0].end()
+    gw.wait_until(lambda: (t := deps.turns.get(TURN)) is not None and t.state == TurnState.ENDED)
+    assert running.thread.is_alive()
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=1, window_s=5.0)
+    result = running.join()
+    assert seqs(poster.messages("conn-a")) == [0, 1, 2]
+    assert poster.messages("conn-a")[-1]["type"] == "agent_end"
+    assert result.outcome == TurnOutcome.COMPLETED and result.replays == 1
+
+
 def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw: ModuleType) -> None:
     def script(stream: Any, payload: AgentPayload) -> None:
         stream.push(gw.sse(AgentStart(TURN), AgentEnd(TURN)))

@@ -29,13 +29,31 @@ if TYPE_CHECKING:
 
 AGENT_READ_TIMEOUT_S = 300
 """Longest silence tolerated on the agent's stream before the read fails (the relay polls meanwhile)."""
+MAX_POOL_CONNECTIONS = 64
+"""HTTP connections each client keeps. In Lambda one environment runs one invocation at a time, but several
+threads of it share a client (the relay's stream reader and its polls and posts), and the local stack runs many
+concurrent invocations in one process over the same clients: with botocore's default of 10, the 11th
+concurrent call opens a fresh TCP connection and throws it away afterwards (a connect per call under load)."""
+CONNECT_TIMEOUT_S = 5
+"""Connecting to an AWS endpoint; botocore's default (60 s) would hold a turn far longer than any retry helps."""
+READ_TIMEOUT_S = 10
+"""One request/response call (DynamoDB, Lambda Invoke, @connections); the agent's stream has its own."""
+STANDARD_RETRIES = {"mode": "standard", "max_attempts": 3}
+"""botocore's standard retry mode (throttling, 5xx, connection errors: exponential backoff with jitter)."""
 
 
 def _boto_client(service: Any, **config: Any) -> Any:
     import boto3  # noqa: PLC0415 - imported on first use: keeps handler imports light
     from botocore.config import Config  # noqa: PLC0415
 
-    return boto3.client(service, config=Config(**config)) if config else boto3.client(service)
+    settings: dict[str, Any] = {
+        "max_pool_connections": MAX_POOL_CONNECTIONS,
+        "connect_timeout": CONNECT_TIMEOUT_S,
+        "read_timeout": READ_TIMEOUT_S,
+        "retries": STANDARD_RETRIES,
+        **config,
+    }
+    return boto3.client(service, config=Config(**settings))
 
 
 @dataclass
@@ -86,8 +104,6 @@ class GatewayDeps:
             client = _boto_client(
                 "bedrock-agentcore",
                 read_timeout=AGENT_READ_TIMEOUT_S,
-                connect_timeout=10,
-                retries={"mode": "standard", "max_attempts": 3},
             )
             self.agent = BotoAgentRuntime(client, runtime_arn=s.agent_runtime_arn, qualifier=s.agent_runtime_qualifier)
         return self.agent
@@ -120,8 +136,14 @@ def _boto_client_at(service: Any, endpoint_url: str) -> Any:
     import boto3  # noqa: PLC0415
     from botocore.config import Config  # noqa: PLC0415
 
-    # Our own backoff (posting.Backoff) retries throttling; botocore must not retry underneath it.
-    config = Config(retries={"mode": "standard", "total_max_attempts": 1}, connect_timeout=3, read_timeout=10)
+    # Our own backoff (posting.Backoff) retries throttling and connection errors; botocore must not retry
+    # underneath it.
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": 1},
+        connect_timeout=CONNECT_TIMEOUT_S,
+        read_timeout=READ_TIMEOUT_S,
+        max_pool_connections=MAX_POOL_CONNECTIONS,
+    )
     return boto3.client(service, endpoint_url=endpoint_url, config=config)
 
 

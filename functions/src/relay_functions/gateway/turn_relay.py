@@ -24,8 +24,12 @@
    resume (then replays); finally it closes the turn record (state ``closed``: no resume after that) with a
    conditional write that fails if a resume slipped in, in which case it serves that resume first.
 
-A post that still fails after the poster's retries (throttling) is logged and skipped: the message stays in
-the buffer, and the client, seeing the seq gap, can ``resume`` on the same connection to fill it.
+A post that still fails after the poster's retries (throttling, an unreachable endpoint) is logged and
+skipped: the message stays in the buffer, and the client, seeing the seq gap, can ``resume`` on the same
+connection to fill it. When the lost message was among the last (no later message shows the client a gap), the
+client hears nothing more on an open socket: after :data:`relay_core.client_session.STALL_RESUME_S` of
+silence it sends ``resume`` on the same connection, so a relay with undelivered messages lingers for the
+resume window after the turn's end, as for a detached client.
 """
 
 from __future__ import annotations
@@ -144,6 +148,8 @@ class TurnRelay:
         self.connection_id = request.connection_id
         self.detached_since: float | None = None
         self._seen_resumes = 0
+        self._undelivered = False
+        """A post failed since the last replay: the client lacks a message (and may not know it yet)."""
         self._cancel_sent_at: float | None = None
         self._started = clock.monotonic()
         self._decoder = SseDecoder()
@@ -271,6 +277,7 @@ class TurnRelay:
         except PostFailedError as exc:
             logger.error("a message could not be posted and stays buffered for a resume: %s", exc)
             self.result.failed_posts += 1
+            self._undelivered = True
             return False
         if not delivered:
             logger.info("the client's connection is gone; buffering for a resume")
@@ -331,7 +338,8 @@ class TurnRelay:
             self._post_rejection(exc)
             self.detached_since = 0.0  # the client cannot use this turn any more: abandon it
             return
-        logger.info("resumed on a new connection: replaying %d message(s)", len(backlog))
+        logger.info("resumed: replaying %d message(s)", len(backlog))
+        self._undelivered = False
         if not self._deliver(serialize(TurnAccepted(self.request.turn_id))):
             return
         for message in backlog:
@@ -358,6 +366,9 @@ class TurnRelay:
         self._turns.end(self.request.turn_id, outcome=self.result.outcome)
         if self.detached_since is None:
             self._poll()
+        if self.detached_since is None and self._undelivered:
+            logger.info("some messages could not be posted: waiting for the client's resume")
+            self.detached_since = self._clock.now()
         while self.detached_since is not None and not self._abandoned():
             self._sleep(self._poll_s)
             self._poll_tolerantly()

@@ -28,14 +28,14 @@ def _gone(connection_id: str) -> Response:
 
 
 def connections_routes(api: WebSocketApi) -> list[Route]:
-    """Routes serving the ``@connections`` API of ``api`` (must run on the gateway's event loop)."""
+    """Routes serving the ``@connections`` API of ``api`` (on any loop: sends run on the gateway's own loop)."""
     stage = api.config.api.stage
 
     async def post(request: Request) -> Response:
         connection_id = request.path_params["connection_id"]
         body = await request.body()
         try:
-            await api.post_to_connection(connection_id, body)
+            await api.on_loop(api.post_to_connection(connection_id, body))
         except PayloadTooLargeError as exc:
             return aws_error(413, "PayloadTooLargeException", str(exc))
         except ConnectionGoneError:
@@ -59,7 +59,7 @@ def connections_routes(api: WebSocketApi) -> list[Route]:
     async def delete(request: Request) -> Response:
         connection_id = request.path_params["connection_id"]
         try:
-            await api.delete_connection(connection_id)
+            await api.on_loop(api.delete_connection(connection_id))
         except ConnectionGoneError:
             return _gone(connection_id)
         return Response(status_code=204)

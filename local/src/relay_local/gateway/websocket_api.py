@@ -23,11 +23,11 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -56,6 +56,8 @@ from relay_local.gateway.routing import (
 )
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 Handler = Callable[[dict[str, Any], Any], Any]
 """A Lambda handler: ``handler(event, context) -> response``."""
@@ -155,6 +157,17 @@ class WebSocketApi:
         self._server: Server | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watchdog: asyncio.Task[None] | None = None
+
+    async def on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro`` on the gateway's own loop, from any loop (the ``@connections`` API serves its HTTP
+        requests on another loop, so a burst of POSTs never stalls the WebSocket clients' reads and writes)."""
+        loop = self._loop
+        if loop is None:
+            coro.close()
+            raise ConnectionGoneError("the WebSocket API is not running")
+        if asyncio.get_running_loop() is loop:
+            return await coro
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
     @property
     def message_routes(self) -> frozenset[str]:
