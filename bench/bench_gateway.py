@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -117,6 +118,9 @@ def main() -> None:
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     quiet_agentcore_access_log()
+    # The TTS container admits 4 sessions per core by default (1013 beyond); a SageMaker endpoint scales out
+    # instead. Admit every client here, so the run measures the gateway, not the container's admission.
+    os.environ.setdefault("KOKORO_MAX_SESSIONS", str(max(args.clients, 1)))
     with RelayStack(function_env={"TURNS_PER_MINUTE": "1000"}) as stack:
         if args.runs:
             ttfa_table(asyncio.run(measure_ttfa(stack, args.runs)), args.runs)

@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.deps import process_deps
-from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.observability import count, log_invocation, logger, metrics, tracer
 from relay_functions.gateway.tokens import TokenRejectedError, TokenVerifier
 
 TOKEN_PARAMETER = "token"  # noqa: S105 - a parameter name, not a secret
@@ -68,7 +68,7 @@ def authorize(raw_event: Mapping[str, Any], verifier: TokenVerifier) -> dict[str
     )
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from relay_core.client_messages import Cancel, ClientErrorCode, ClientMessage
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
 from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
 
 
@@ -23,7 +23,7 @@ def cancel_turn(ctx: RouteContext, connection: Connection, message: Cancel, deps
     turn_id = message.turn_id or connection.active_turn
     if turn_id is None:
         raise rejection(ClientErrorCode.UNKNOWN_TURN, "no turn is running on this connection: nothing to cancel")
-    logger.append_keys(turn_id=turn_id)
+    append_keys(turn_id=turn_id)
     if not deps.turns.request_cancel(turn_id, user_id=connection.user_id):
         raise rejection(ClientErrorCode.UNKNOWN_TURN, f"turn {turn_id!r} is not running (unknown, or already over)")
     count("CancelsRequested")
@@ -33,7 +33,7 @@ def cancel_turn(ctx: RouteContext, connection: Connection, message: Cancel, deps
 ROUTES: dict[type[ClientMessage], RouteFunction] = {Cancel: cancel_turn}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

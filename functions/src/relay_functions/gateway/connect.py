@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.observability import count, log_invocation, logger, metrics, tracer
 
 
 def authorized_user(raw_event: Mapping[str, Any]) -> str | None:
@@ -33,7 +33,7 @@ def record_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connec
     return deps.connections.put(connection_id, user_id=user_id, session_id=session_id)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -12,13 +12,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from relay_core.client_messages import ClientMessage
 from relay_functions.gateway import cancel, resume, send_message
 from relay_functions.gateway.deps import process_deps
-from relay_functions.gateway.observability import logger, metrics, tracer
+from relay_functions.gateway.observability import log_invocation, metrics, tracer
 from relay_functions.gateway.route_event import RouteFunction, handle_client_message
 
 ROUTES: dict[type[ClientMessage], RouteFunction] = {**send_message.ROUTES, **cancel.ROUTES, **resume.ROUTES}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

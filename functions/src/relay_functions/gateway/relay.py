@@ -10,7 +10,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_core.errors import InvalidFieldError
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, logger, metrics, milliseconds, tracer
+from relay_functions.gateway.observability import (
+    append_keys,
+    count,
+    log_invocation,
+    logger,
+    metrics,
+    milliseconds,
+    tracer,
+)
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
 from relay_functions.gateway.turns import TurnOutcome
@@ -20,7 +28,7 @@ from relay_functions.gateway.turns import TurnOutcome
 def relay_turn(payload: Mapping[str, Any], deps: GatewayDeps) -> RelayResult:
     """Relay the turn described by ``payload`` (the relay function's invocation payload)."""
     request = RelayRequest.from_json(dict(payload))
-    logger.append_keys(turn_id=request.turn_id, user_id=request.user_id)
+    append_keys(turn_id=request.turn_id, user_id=request.user_id)
     relay = TurnRelay(
         request,
         turns=deps.turns,
@@ -45,7 +53,7 @@ def record(result: RelayResult) -> None:
         count("TurnsAbandoned")
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -20,14 +20,14 @@ from relay_core.client_messages import ClientErrorCode, ClientMessage, Resume
 from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
 from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
 
 
 @tracer.capture_method
 def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps: GatewayDeps) -> None:
     """Switch the turn to this connection, or raise a rejection (the connection is left as it was)."""
-    logger.append_keys(turn_id=message.turn_id)
+    append_keys(turn_id=message.turn_id)
     if not deps.connections.claim_turn(ctx.connection_id, message.turn_id, reclaim=True):
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "another turn is running on this connection")
     try:
@@ -48,7 +48,7 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
 ROUTES: dict[type[ClientMessage], RouteFunction] = {Resume: resume_turn}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from relay_core.client_messages import (
 from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps
-from relay_functions.gateway.observability import client_error, count, logger
+from relay_functions.gateway.observability import append_keys, client_error, count, logger
 from relay_functions.gateway.posting import ConnectionPoster, PostFailedError
 
 OK: dict[str, Any] = {"statusCode": 200}
@@ -97,7 +97,7 @@ def handle_client_message(
     """Parse the body, find the connection's user, run the route for the message's type; reject on error."""
     ctx = route_context(raw_event, deps)
     count("ClientMessages")
-    logger.append_keys(connection_id=ctx.connection_id, route=ctx.route_key)
+    append_keys(connection_id=ctx.connection_id, route=ctx.route_key)
     turn_id: str | None = None
     try:
         message = parse_client_message(ctx.body or "")
@@ -106,7 +106,7 @@ def handle_client_message(
         if route is None:
             raise unknown_action_error(message.to_json().get("action"))
         connection = registered_connection(ctx, deps)
-        logger.append_keys(user_id=connection.user_id)
+        append_keys(user_id=connection.user_id)
         route(ctx, connection, message, deps)
     except RelayError as exc:
         logger.info("message rejected", extra={"code": exc.code})

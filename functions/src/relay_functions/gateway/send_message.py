@@ -20,7 +20,7 @@ from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessa
 from relay_core.fields import encode_json
 from relay_functions.gateway.connections import Connection, is_conditional_failure
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, logger, metrics, tracer
+from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
 from relay_functions.gateway.turns import TurnOutcome
@@ -30,7 +30,7 @@ from relay_functions.gateway.turns import TurnOutcome
 def start_turn(ctx: RouteContext, connection: Connection, message: SendMessage, deps: GatewayDeps) -> None:
     """Start ``message``'s turn on the connection, or raise a rejection (nothing is left half-done)."""
     turn_id = message.turn_id or new_turn_id()
-    logger.append_keys(turn_id=turn_id)
+    append_keys(turn_id=turn_id)
     if not deps.connections.claim_turn(ctx.connection_id, turn_id):
         count("TurnsRejected")
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "a turn is already running: wait for its end, or cancel it")
@@ -87,7 +87,7 @@ def invoke_relay(request: RelayRequest, deps: GatewayDeps) -> None:
 ROUTES: dict[type[ClientMessage], RouteFunction] = {SendMessage: start_turn}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
