@@ -51,8 +51,12 @@ async def direct_ttfa(client: httpx.AsyncClient, agent_url: str, text: str, mode
     return result.time_to_first_audio_s
 
 
+TURN_TIMEOUT_S = 480.0
+"""Per turn: 32 simultaneous turns of speech on a shared 2-core machine take minutes of synthesis."""
+
+
 async def gateway_turn(stack: RelayStack, user: str, text: str, mode: TurnMode) -> TurnReport:
-    report = await run_turn(stack.gateway_url, stack.dev_token(user), text, mode=mode)
+    report = await run_turn(stack.gateway_url, stack.dev_token(user), text, mode=mode, timeout_s=TURN_TIMEOUT_S)
     if report.outcome is not TurnOutcome.COMPLETED or report.time_to_first_audio_s is None:
         raise RuntimeError(f"the gateway turn failed: {report.outcome} {report.code} {report.message}")
     return report
@@ -98,6 +102,10 @@ async def concurrent_clients(stack: RelayStack, clients: int) -> None:
             ["seqs exactly 0..n-1, no duplicate", f"{contiguous}/{clients}"],
             ["largest message (bytes; quota 32768)", largest],
             ["messages received in all", sum(r.messages for r in reports)],
+            [
+                "resumes after a silence / reconnects",
+                f"{sum(r.stall_resumes for r in reports)} / {sum(r.reconnects for r in reports)}",
+            ],
             ["TTFA median (s)", statistics.median(ttfa)],
             ["TTFA max (s)", max(ttfa)],
             ["wall time, all turns (s)", wall],

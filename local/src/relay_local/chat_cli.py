@@ -15,6 +15,8 @@ import sys
 import warnings
 from pathlib import Path
 
+from websockets.exceptions import InvalidStatus, InvalidURI
+
 from relay_core.agent_events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome
@@ -83,22 +85,36 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
             print(f"\nrelay chat: {exc}", file=sys.stderr)
             failures += 1
             continue
+        except InvalidStatus as exc:
+            status = exc.response.status_code
+            print(
+                f"relay chat: the gateway refused the connection (HTTP {status}): "
+                + ("the token is missing, expired or not for this gateway" if status in (401, 403) else "try again"),
+                file=sys.stderr,
+            )
+            return 1
+        except (OSError, InvalidURI) as exc:
+            print(f"relay chat: cannot reach the gateway at {gateway_url}: {exc}", file=sys.stderr)
+            return 1
         failures += _summarize(report, _out_path(args.out, index))
     return 1 if failures else 0
 
 
 def _summarize(report: TurnReport, out: Path) -> int:
+    """Print the turn's figures; write its WAV only when the turn completed (a failed turn writes nothing)."""
     print()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(wav_bytes(report.pcm))
+    completed = report.outcome is TurnOutcome.COMPLETED
+    if completed:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(wav_bytes(report.pcm))
     ttfa = "n/a" if report.time_to_first_audio_s is None else f"{report.time_to_first_audio_s * 1000:.0f} ms"
     print(
         f"turn {report.turn_id}: {report.outcome}; time to first audio: {ttfa}; audio "
         f"{pcm_duration_s(len(report.pcm)):.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
         f"(largest {report.largest_message_bytes} bytes, {report.duplicates} duplicates, "
-        f"{report.reconnects} reconnects); wrote {out}"
+        f"{report.reconnects} reconnects); " + (f"wrote {out}" if completed else "no WAV written")
     )
-    if report.outcome is not TurnOutcome.COMPLETED:
+    if not completed:
         print(f"relay chat: the turn ended {report.outcome}: {report.code} {report.message or ''}", file=sys.stderr)
         return 1
     return 0

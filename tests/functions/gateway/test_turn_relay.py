@@ -408,6 +408,31 @@ def test_a_relay_failure_ends_the_turn_with_internal_error_and_cancels_the_agent
     assert turn is not None and turn.state == TurnState.CLOSED
 
 
+def test_a_slow_read_of_the_turn_record_never_holds_up_posting(
+    deps: GatewayDeps, gw: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_get = deps.turns.get
+    stuck, release = threading.Event(), threading.Event()
+
+    def slow_get(turn_id: str) -> Any:
+        stuck.set()
+        assert release.wait(15)
+        return real_get(turn_id)
+
+    agent, poster = gw.FakeAgent(), gw.RecordingPoster()
+    running = start_relay(deps, agent, poster)
+    monkeypatch.setattr(deps.turns, "get", slow_get)
+    assert agent.opened.wait(5)
+    assert stuck.wait(5)  # a read is under way and does not return ...
+    agent.streams[0].push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "a"), TextDelta(TURN, 1, "b")))
+    poster.wait_for(lambda: len(poster.sent.get("conn-a", [])) == 3)  # ... yet every message is posted
+    release.set()
+    agent.streams[0].push(gw.sse(AgentEnd(TURN)))
+    agent.streams[0].end()
+    assert running.join().outcome == TurnOutcome.COMPLETED
+    assert seqs(poster.messages("conn-a")) == [0, 1, 2, 3]
+
+
 def test_a_failed_poll_is_retried_at_the_next_one(
     deps: GatewayDeps, gw: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:

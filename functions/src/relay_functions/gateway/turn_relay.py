@@ -8,8 +8,9 @@
 2. A reader thread takes the body as it arrives; the relay decodes it with :class:`relay_core.sse.SseDecoder`
    (any chunking), frames every event with :class:`relay_core.client_framing.TurnFramer` (numbered, each under
    the frame budget), keeps it in a :class:`relay_core.resume_buffer.ResumeBuffer`, and posts it.
-3. Every :data:`POLL_INTERVAL_S` (also while the agent is silent: the reader thread never blocks the relay) it
-   reads the turn record (one consistent GetItem):
+3. Every :data:`POLL_INTERVAL_S` a watcher thread reads the turn record (one consistent GetItem) and queues the
+   read behind the agent's chunks; the relay thread acts on it in order, so a slow read never holds up a post
+   (and the first agent call waits for no poll):
    - ``cancel_requested`` → the agent's cancel request on the same session; the agent then ends its stream
      with ``agent_end`` status ``cancelled``, which the client gets like any message. Latency from the
      ``cancel`` route's write to the agent's cancel request: at most POLL_INTERVAL_S + one GetItem.
@@ -34,6 +35,7 @@ resume window after the turn's end, as for a detached client.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import time
@@ -91,7 +93,8 @@ class _Reader:
     def __init__(self, stream: TurnStream) -> None:
         self.stream = stream
         self.items: queue.Queue[object] = queue.Queue()
-        self._thread = threading.Thread(target=self._run, name="agent-stream-reader", daemon=True)
+        context = contextvars.copy_context()  # the invocation's log keys
+        self._thread = threading.Thread(target=context.run, args=(self._run,), name="agent-stream-reader", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -113,6 +116,39 @@ class _Reader:
             self.stream.close()
         except Exception:  # noqa: BLE001 - closing a broken body must not mask why we close it
             logger.warning("closing the agent stream failed", exc_info=True)
+
+
+@dataclass(frozen=True)
+class _TurnRead:
+    """One read of the turn record (None: it is gone), queued for the relay thread by :class:`_TurnWatcher`."""
+
+    turn: Turn | None
+
+
+class _TurnWatcher:
+    """Reads the turn record every ``poll_s`` on a daemon thread and queues each read with the agent's chunks, so
+    the relay thread applies it in order but never waits for DynamoDB between two posts."""
+
+    def __init__(self, read: Callable[[], Turn | None], items: queue.Queue[object], poll_s: float) -> None:
+        self._read = read
+        self._items = items
+        self._poll_s = poll_s
+        self._stop = threading.Event()
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(target=context.run, args=(self._run,), name="turn-watcher", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._poll_s):
+            try:
+                turn = self._read()
+            except (ClientError, BotoCoreError) as exc:
+                logger.warning("reading the turn record failed; trying again at the next poll: %s", type(exc).__name__)
+                continue
+            self._items.put(_TurnRead(turn))
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 class TurnRelay:
@@ -186,16 +222,19 @@ class TurnRelay:
             self._fail(ClientErrorCode.AGENT_UNAVAILABLE, AGENT_UNREACHABLE)
             return
         reader = _Reader(stream)
+        watcher = _TurnWatcher(lambda: self._turns.get(request.turn_id), reader.items, self._poll_s)
         try:
             self._pump(reader)
         finally:
+            watcher.stop()
             reader.close()
 
     def _pump(self, reader: _Reader) -> None:
-        next_poll = self._clock.monotonic() + self._poll_s
         while not self.framer.finished:
-            item = reader.get(next_poll - self._clock.monotonic())
-            if isinstance(item, bytes):
+            item = reader.get(self._poll_s)
+            if isinstance(item, _TurnRead):
+                self._apply(item.turn)
+            elif isinstance(item, bytes):
                 self._feed(self._decoder.feed(item))
             elif item is _END:
                 self._feed(self._decoder.close())
@@ -210,9 +249,6 @@ class TurnRelay:
             if self.framer.finished:
                 return
             now = self._clock.monotonic()
-            if now >= next_poll:
-                self._poll_tolerantly()
-                next_poll = now + self._poll_s
             if self._abandoned():
                 logger.info("the client did not come back within %.0f s: cancelling the agent turn", self._window_s)
                 self._send_cancel()
@@ -300,14 +336,17 @@ class TurnRelay:
             logger.warning("reading the turn record failed; trying again at the next poll: %s", type(exc).__name__)
 
     def _poll(self) -> Turn | None:
-        turn = self._turns.get(self.request.turn_id)
+        return self._apply(self._turns.get(self.request.turn_id))
+
+    def _apply(self, turn: Turn | None) -> Turn | None:
+        """Act on a read of the turn record: cancel, a resume (switch), a detachment."""
         if turn is None:
             logger.error("the turn record disappeared; treating the client as gone")
             self.detached_since = self.detached_since or 0.0
             return None
         if turn.cancel_requested and self._cancel_sent_at is None and not self.framer.finished:
             self._send_cancel()
-        if turn.resume_count != self._seen_resumes:
+        if turn.resume_count > self._seen_resumes:
             self._seen_resumes = turn.resume_count
             self._switch(turn.connection_id, turn.resume_after_seq)
         elif turn.detached_at is not None and self.detached_since is None:
