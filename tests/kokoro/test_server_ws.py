@@ -290,7 +290,7 @@ def test_websocket_ping_is_answered_while_a_long_request_renders(tts_server: Any
     async def scenario() -> Peer:
         async with connect(tts_server.ws_url, max_size=None) as ws:
             peer = Peer(ws)
-            await peer.synthesize("One. Two. Three. Four. Five.", "long")
+            await peer.synthesize(THREE_SENTENCES, "long")
             await peer.pump_until(lambda: bool(peer.audio_times("long")))
             pong = asyncio.ensure_future(await ws.ping())
             pong.add_done_callback(lambda _f: peer.events.append((time.perf_counter() - peer.started, "pong")))
