@@ -64,6 +64,12 @@ async def solo(on_url: str, off_url: str, replies: list[str]) -> list[list[objec
             leads[name].append(lead)
             inner[name].append(longest)
             lengths[name].append(length)
+        print(
+            f"reply {len(firsts['on'])}: first sound on {firsts['on'][-1]:.2f} s (ratio {ratios['on'][-1]:.3f}), "
+            f"off {firsts['off'][-1]:.2f} s (ratio {ratios['off'][-1]:.3f}); leading on {leads['on'][-1]:.0f} ms, "
+            f"off {leads['off'][-1]:.0f} ms; longest inner on {inner['on'][-1]:.0f} ms, off {inner['off'][-1]:.0f} ms",
+            flush=True,
+        )
     for name in ("on", "off"):
         rows.append(
             [
@@ -107,29 +113,13 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--requests", type=int, default=3)
     parser.add_argument("--skip-solo", action="store_true")
+    parser.add_argument("--replies", type=int, default=None, help="corpus replies in the solo part")
     args = parser.parse_args()
-    replies = list(REPLIES[:12] if args.quick else REPLIES)
+    replies = list(REPLIES[: args.replies or (12 if args.quick else len(REPLIES))])
     sessions = concurrency_sessions(args.sessions, args.requests)
     began = time.perf_counter()
     with run_server() as server:
-        if not args.skip_solo:
-            with run_server(env=POLICIES_OFF) as off:
-                rows = asyncio.run(solo(server.ws_url, off.ws_url, replies))
-            print_table(
-                f"Solo, {len(replies)} corpus replies, sentences as separate requests on one session (medians; max)",
-                [
-                    "server",
-                    "first sound ms",
-                    "first sound / whole reply",
-                    "max ratio",
-                    "leading silence ms",
-                    "max leading",
-                    "longest inner silence ms",
-                    "max inner",
-                    "total audio s",
-                ],
-                rows,
-            )
+        asyncio.run(speak_session(server.ws_url, ["Warm up."]))
         server_runs, server_wall = asyncio.run(crowd(server.ws_url, sessions))
         solo_hashes = asyncio.run(alone(server.ws_url, sessions))
     with run_baseline() as baseline:
@@ -172,6 +162,24 @@ def main() -> None:
         ["server", "first sound p50 ms", "first sound p95 ms", "per-request p95 ms", "wall s", "PCM"],
         rows,
     )
+    if not args.skip_solo:
+        with run_server() as server, run_server(env=POLICIES_OFF) as off:
+            solo_rows = asyncio.run(solo(server.ws_url, off.ws_url, replies))
+        print_table(
+            f"Solo, {len(replies)} corpus replies, sentences as separate requests on one session (medians; max)",
+            [
+                "server",
+                "first sound ms",
+                "first sound / whole reply",
+                "max ratio",
+                "leading silence ms",
+                "max leading",
+                "longest inner silence ms",
+                "max inner",
+                "total audio s",
+            ],
+            solo_rows,
+        )
     print(f"\nbench ran {time.perf_counter() - began:.0f} s")
 
 
