@@ -72,9 +72,7 @@ def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--weights-dir", type=Path, help="torch weights directory (config.json, .pth, voices/)")
     parser.add_argument("--default-voice", help="voice used when a request names none")
     parser.add_argument("--lang", help="espeak-ng language of the G2P front end (default en-us)")
-    parser.add_argument(
-        "--workers", type=int, help="inference worker threads (default: cores + 1, at most 8, for onnx; 2 for torch)"
-    )
+    parser.add_argument("--workers", type=int, help="inference worker threads (default: 1 for onnx; 2 for torch)")
     parser.add_argument("--threads", type=int, help="CPU threads per inference (default: every core)")
     parser.add_argument(
         "--cors-origins",
