@@ -16,6 +16,15 @@ from typing import Any
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, ProtocolError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
+from relay_core.word_timings import (
+    PLAYED_MS_FIELD,
+    TIMINGS_FIELD,
+    WORD_TIMINGS_TYPE,
+    WordTimings,
+    parse_played_ms,
+    parse_timings_flag,
+    parse_word_timings,
+)
 
 
 class AgentEventType(StrEnum):
@@ -123,7 +132,9 @@ class AgentError:
     type: str = field(default=AgentEventType.ERROR.value, init=False)
 
 
-AgentEvent = AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentError
+AgentEvent = (
+    AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentError | WordTimings
+)
 
 _EVENT_CLASSES: dict[str, type[Any]] = {
     AgentEventType.AGENT_START: AgentStart,
@@ -140,6 +151,8 @@ TERMINAL_EVENT_TYPES = frozenset({AgentEventType.AGENT_END.value, AgentEventType
 
 def event_to_json(event: AgentEvent) -> JsonObject:
     """The JSON object for an event (``None`` fields left out)."""
+    if isinstance(event, WordTimings):
+        return event.to_json()
     return {k: v for k, v in asdict(event).items() if v is not None}
 
 
@@ -151,6 +164,8 @@ def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
     """Parse one agent event. Raises only ``ProtocolError`` subclasses."""
     obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.APIGW_MESSAGE_BYTES * 8)
     kind = obj.get("type")
+    if kind == WORD_TIMINGS_TYPE:
+        return parse_word_timings(obj)
     cls = _EVENT_CLASSES.get(str(kind))
     if cls is None:
         raise UnknownMessageTypeError(f"unknown agent event type {str(kind)[:40]!r}")
@@ -187,6 +202,8 @@ class AgentPayload:
     voice: str | None = None
     speed: float = limits.DEFAULT_SPEED
     request_id: str | None = None
+    timings: bool = False
+    """Ask for ``word_timings`` events (captions in step with the audio)."""
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, "speed": self.speed}
@@ -194,6 +211,8 @@ class AgentPayload:
             obj["voice"] = self.voice
         if self.request_id is not None:
             obj["request_id"] = self.request_id
+        if self.timings:
+            obj[TIMINGS_FIELD] = True
         return obj
 
 
@@ -213,11 +232,16 @@ class AgentCancel:
     Sent to the same ``/invocations`` (same AgentCore session id) as ``{"action": "cancel", "request_id"?}``."""
 
     request_id: str | None = None
+    played_ms: int | None = None
+    """Truthful barge-in: milliseconds of the turn's audio the listener played; the agent then keeps in history only
+    the words heard (:func:`relay_core.word_timings.words_heard`). None: the history is left as it is."""
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"action": CANCEL_ACTION}
         if self.request_id is not None:
             obj["request_id"] = self.request_id
+        if self.played_ms is not None:
+            obj[PLAYED_MS_FIELD] = self.played_ms
         return obj
 
 
@@ -228,7 +252,10 @@ def is_cancel(obj: object) -> bool:
 
 def parse_cancel(obj: JsonObject) -> AgentCancel:
     """Parse and check a cancel request. Raises only ``ProtocolError`` subclasses."""
-    return AgentCancel(request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None)
+    return AgentCancel(
+        request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None,
+        played_ms=parse_played_ms(obj),
+    )
 
 
 class UnknownActionError(ProtocolError):
@@ -268,7 +295,14 @@ def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
     speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
     request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS)
     assert prompt is not None
-    return AgentPayload(prompt=prompt, mode=mode, voice=voice or None, speed=speed, request_id=request_id or None)
+    return AgentPayload(
+        prompt=prompt,
+        mode=mode,
+        voice=voice or None,
+        speed=speed,
+        request_id=request_id or None,
+        timings=parse_timings_flag(obj),
+    )
 
 
 __all__ = [

@@ -44,6 +44,7 @@ from relay_core.turn_messages import (
     TurnText,
     serialize_turn_message,
 )
+from relay_core.word_timings import WordTimings
 
 _WIDE_INT = 10**15
 """A stand-in for seq/offset values when measuring a message's fixed overhead (wider than any real value)."""
@@ -204,6 +205,8 @@ class TurnFramer:
 
     def _builders(self, event: AgentEvent) -> list[Callable[[int], TurnMessage]]:
         tid = self.turn_id
+        if isinstance(event, WordTimings):
+            return []  # the client protocol has no caption message yet: timings are not relayed (nothing numbered)
         if isinstance(event, TextDelta):
             return self._text_builders(event.text)
         if isinstance(event, AudioChunk):

@@ -43,7 +43,6 @@ from relay_core.agent_events import (
 )
 from relay_core.errors import ProtocolError
 from relay_core.fields import JsonObject
-from relay_core.word_timings import parse_played_ms
 from voice_agent.config import AgentConfig
 from voice_agent.conversations import ConversationBusyError, Conversations, DuplicateTurnError
 from voice_agent.models import make_model
@@ -91,17 +90,14 @@ class VoiceAgentService:
             code = exc.code if exc.code == AgentErrorCode.UNKNOWN_ACTION else AgentErrorCode.INVALID_PAYLOAD.value
             return _one_event(AgentError(fallback_id, code, exc.message))
         if isinstance(request, AgentCancel):
-            try:
-                played_ms = parse_played_ms(payload)
-            except ProtocolError as exc:
-                return _one_event(AgentError(fallback_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
-            return self.cancel(request, session_id, played_ms=played_ms)
+            return self.cancel(request, session_id)
         return self.turn(request, request.request_id or fallback_id, session_id)
 
-    def cancel(self, request: AgentCancel, session_id: str | None, *, played_ms: int | None = None) -> JsonObject:
+    def cancel(self, request: AgentCancel, session_id: str | None) -> JsonObject:
         """Cancel the running turn(s). With ``played_ms`` (a barge-in that says how much the listener heard), the
         turn's reply is also cut in history at the last word heard, even when the turn has already ended but
         nothing newer has started (its audio was still playing)."""
+        played_ms = request.played_ms
         turns = self.conversations.running(session_id=session_id, request_id=request.request_id)
         for turn in turns:
             if played_ms is None:
@@ -131,6 +127,7 @@ class VoiceAgentService:
             voice=voice,
             speed=payload.speed,
             session_id=session_id,
+            timings=payload.timings,
         )
         source = StrandsTextSource(conversation.agent, payload.prompt)
         turn = Turn(request, source, self.transport, settings=self.settings, history=source)

@@ -78,6 +78,8 @@ class TurnRequest:
     voice: str | None = None
     speed: float = limits.DEFAULT_SPEED
     session_id: str | None = None
+    timings: bool = False
+    """Emit ``word_timings`` events (the agent collects the timings anyway, for a barge-in's cut)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +361,8 @@ class Turn:
                     await self._emit(list(self.machine.audio(event.pcm, event.voice)))
                 elif isinstance(event, LinkTimings):
                     self.words.extend(event.timings.words)
+                    if self.request.timings and not self.cancelled:
+                        await self._emit([event.timings.shifted(0.0, request_id=self.request_id)])
         except TtsLinkError as exc:
             logger.warning("turn %s: %s", self.request_id, exc.message)
             self.machine.tts_failed(exc.code, exc.message)
