@@ -30,6 +30,8 @@ from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
 from relay_core.segmenter import split_sentences
 
+STARTUP_S = 600.0
+"""Generous: on a shared, loaded machine a model load can take minutes."""
 POLICIES_OFF = {"KOKORO_SILENCE": "off", "KOKORO_FIRST_FRAGMENT_WORDS": "off"}
 
 
@@ -118,11 +120,11 @@ def main() -> None:
     replies = list(REPLIES[: args.replies or (12 if args.quick else len(REPLIES))])
     sessions = concurrency_sessions(args.sessions, args.requests)
     began = time.perf_counter()
-    with run_server() as server:
+    with run_server(timeout_s=STARTUP_S) as server:
         asyncio.run(speak_session(server.ws_url, ["Warm up."]))
         server_runs, server_wall = asyncio.run(crowd(server.ws_url, sessions))
         solo_hashes = asyncio.run(alone(server.ws_url, sessions))
-    with run_baseline() as baseline:
+    with run_baseline(timeout_s=STARTUP_S) as baseline:
         asyncio.run(speak_session(baseline.ws_url, ["Warm up."]))
         base_runs, base_wall = asyncio.run(crowd(baseline.ws_url, sessions))
     crowd_hashes = [hashlib.sha256(s.pcm).hexdigest() for s in server_runs]
@@ -163,7 +165,7 @@ def main() -> None:
         rows,
     )
     if not args.skip_solo:
-        with run_server() as server, run_server(env=POLICIES_OFF) as off:
+        with run_server(timeout_s=STARTUP_S) as server, run_server(env=POLICIES_OFF, timeout_s=STARTUP_S) as off:
             solo_rows = asyncio.run(solo(server.ws_url, off.ws_url, replies))
         print_table(
             f"Solo, {len(replies)} corpus replies, sentences as separate requests on one session (medians; max)",

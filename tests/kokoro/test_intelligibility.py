@@ -16,7 +16,7 @@ from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
 from kokoro_server.synthesis import speak_offline
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 SENTENCES = [
     "Your order left the warehouse this morning and should arrive by Thursday.",

@@ -31,7 +31,7 @@ from relay_core.fields import (
     get_str,
     peek_request_id,
 )
-from relay_core.tts_messages import TtsErrorCode, check_text, read_request_id
+from relay_core.tts_messages import TtsErrorCode, check_text, read_first_fragment_words, read_request_id
 
 SSE_AUDIO_STREAM_START: Final = AgentEventType.AUDIO_STREAM_START.value
 SSE_AUDIO_CHUNK: Final = AgentEventType.AUDIO_CHUNK.value
@@ -163,6 +163,8 @@ class InvocationRequest:
     format: AudioFormat = AudioFormat.WAV
     request_id: str | None = None
     bitrate_kbps: int | None = None
+    first_fragment_words: int | None = None
+    """As on ``synthesize``: cut the first segment after this many words (0 = no cut); None = server default."""
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"text": self.text, "speed": self.speed, "stream": self.stream, "format": self.format.value}
@@ -172,6 +174,8 @@ class InvocationRequest:
             obj["request_id"] = self.request_id
         if self.bitrate_kbps is not None:
             obj["bitrate_kbps"] = self.bitrate_kbps
+        if self.first_fragment_words is not None:
+            obj["first_fragment_words"] = self.first_fragment_words
         return obj
 
 
@@ -198,6 +202,7 @@ def parse_invocation(data: str | bytes, *, default_format: AudioFormat = AudioFo
         format=fmt,
         request_id=request_id,
         bitrate_kbps=read_bitrate(obj, fmt, request_id=rid),
+        first_fragment_words=read_first_fragment_words(obj, request_id=rid),
     )
 
 

@@ -10,9 +10,9 @@ frames) work unchanged. Server → client control messages are JSON text frames;
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, LimitExceededError, ProtocolError, UnknownMessageTypeError
@@ -122,6 +122,9 @@ class Synthesize:
     voice: str | None = None
     speed: float = limits.DEFAULT_SPEED
     request_id: str | None = None
+    first_fragment_words: int | None = None
+    """Cut the request's first segment early at a clause mark or phrase boundary after this many words (0 = no
+    cut); None leaves it to the server (which cuts while the session has heard nothing yet)."""
 
     def __post_init__(self) -> None:
         self.check()
@@ -138,10 +141,11 @@ class Synthesize:
             )
         if self.voice is not None and not 0 < len(self.voice) <= limits.MAX_VOICE_SPEC_CHARS:
             raise InvalidFieldError(f"'voice' must be 1 to {limits.MAX_VOICE_SPEC_CHARS} characters", request_id=rid)
+        check_first_fragment_words(self.first_fragment_words, request_id=rid)
 
     def with_request_id(self, request_id: str) -> Synthesize:
         """A copy carrying ``request_id`` (the server assigns one when the client gave none)."""
-        return Synthesize(text=self.text, voice=self.voice, speed=self.speed, request_id=request_id)
+        return replace(self, request_id=request_id)
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"type": TtsMessageType.SYNTHESIZE.value, "text": self.text, "speed": self.speed}
@@ -149,7 +153,33 @@ class Synthesize:
             obj["voice"] = self.voice
         if self.request_id is not None:
             obj["request_id"] = self.request_id
+        if self.first_fragment_words is not None:
+            obj["first_fragment_words"] = self.first_fragment_words
         return obj
+
+
+MAX_FIRST_FRAGMENT_WORDS: Final = 50
+"""The largest ``first_fragment_words`` a request may ask for."""
+
+
+def check_first_fragment_words(value: object, *, request_id: str | None = None) -> None:
+    """Raise ``InvalidFieldError`` unless ``value`` is None or a whole number 0..MAX_FIRST_FRAGMENT_WORDS."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_FIRST_FRAGMENT_WORDS:
+        raise InvalidFieldError(
+            f"'first_fragment_words' must be a whole number from 0 (no early cut) to {MAX_FIRST_FRAGMENT_WORDS}; "
+            f"got {value!r}",
+            request_id=request_id,
+        )
+
+
+def read_first_fragment_words(obj: JsonObject, *, request_id: str | None = None) -> int | None:
+    """The optional ``first_fragment_words`` field of ``synthesize`` and ``/invocations``."""
+    value = obj.get("first_fragment_words")
+    check_first_fragment_words(value, request_id=request_id)
+    assert value is None or isinstance(value, int)
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,9 +221,12 @@ def _parse_synthesize(obj: JsonObject, rid: str | None) -> Synthesize:
         request_id=rid,
     )
     request_id = read_request_id(obj, request_id=rid)
+    fragment_words = read_first_fragment_words(obj, request_id=rid)
     assert text is not None  # required=True guarantees it
     try:
-        return Synthesize(text=text, voice=voice or None, speed=speed, request_id=request_id)
+        return Synthesize(
+            text=text, voice=voice or None, speed=speed, request_id=request_id, first_fragment_words=fragment_words
+        )
     except ProtocolError as exc:
         exc.request_id = exc.request_id or rid
         raise

@@ -21,7 +21,7 @@ import itertools
 import secrets
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from relay_core import limits
@@ -202,7 +202,7 @@ class TtsServerSession:
             return None
         request = self._queue.popleft()
         voice = request.voice or self.default_voice
-        request = Synthesize(text=request.text, voice=voice, speed=request.speed, request_id=request.request_id)
+        request = replace(request, voice=voice)
         running = RunningRequest(request=request)
         self._running = running
         self._emit(

@@ -67,6 +67,7 @@ async def invocations(request: Request) -> Response:
         sse=sse,
         request_id=parsed.request_id or random_request_id(),
         bitrate_kbps=parsed.bitrate_kbps,
+        first_fragment_words=parsed.first_fragment_words,
     )
     return await speech_response(engine, scheduler, job, request)
 

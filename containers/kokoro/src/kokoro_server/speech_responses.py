@@ -66,6 +66,8 @@ class SpeechJob:
     """mp3, opus or aac bitrate; None: the encoder's default."""
     openai_sse: bool = False
     """With ``sse``: OpenAI's SSE events (``speech.audio.delta``/``done``) instead of the relay's audio events."""
+    first_fragment_words: int | None = None
+    """The request's first-fragment choice (0 = no early cut); None: the server's default."""
 
 
 async def read_body(request: Request, *, max_bytes: int) -> bytes:
@@ -89,7 +91,13 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
     """Plan ``job`` and answer it in the way it asks for. ``request`` is watched for a client that goes away."""
     session = scheduler.open_session(label=job.request_id)
     synthesis = Synthesis(
-        engine, scheduler, session, text=job.text, voice=job.voice or engine.default_voice, speed=job.speed
+        engine,
+        scheduler,
+        session,
+        text=job.text,
+        voice=job.voice or engine.default_voice,
+        speed=job.speed,
+        first_fragment_words=job.first_fragment_words,
     )
     try:
         await synthesis.plan()

@@ -94,11 +94,13 @@ def speak_offline(
     speed: float = 1.0,
     policy: SpeechPolicy | None = None,
     previous: str | None = None,
+    first_fragment_words: int | None = None,
 ) -> bytes:
     """The PCM a fresh session (or one that last spoke ``previous``) gets for ``text`` under ``policy`` (default:
-    the server default), computed in this thread without a server: the reference for tests and benchmarks."""
+    the server default; ``first_fragment_words`` as a request gives it), computed in this thread without a server:
+    the reference for tests and benchmarks."""
     policy = policy if policy is not None else SpeechPolicy()
-    words = policy.fragment_words(None, heard=previous is not None)
+    words = policy.fragment_words(first_fragment_words, heard=previous is not None)
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
     out = bytearray()

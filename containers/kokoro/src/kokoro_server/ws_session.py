@@ -126,7 +126,13 @@ class SessionSocket:
         assert rid is not None
         assert request.voice is not None
         synthesis = Synthesis(
-            self.engine, self.scheduler, self.jobs, text=request.text, voice=request.voice, speed=request.speed
+            self.engine,
+            self.scheduler,
+            self.jobs,
+            text=request.text,
+            voice=request.voice,
+            speed=request.speed,
+            first_fragment_words=request.first_fragment_words,
         )
         try:
             async with aclosing(synthesis.pcm_segments()) as segments:
