@@ -79,7 +79,7 @@ def test_relay_up_serves_relay_chat_and_stops_cleanly_on_ctrl_c(tmp_path: Path) 
 
         target = ("--gateway-url", gateway_url)
         reply = _chat(*target, "--token", token, "--out", "reply.wav", "Hello there.", cwd=tmp_path)
-        assert reply.returncode == 0, reply.stderr
+        assert reply.returncode == 0, f"{reply.stderr}\nrelay up said:\n{''.join(seen)[-3000:]}"
         assert "Hello there." in reply.stdout
         with wave.open(str(tmp_path / "reply.wav")) as wav:
             assert wav.getframerate() == 24000 and wav.getnframes() > 24000 // 4
