@@ -134,6 +134,23 @@ def test_a_client_gone_for_good_stops_the_agent_turn(relay_stack: Any) -> None:
     assert time.monotonic() - started < 60
 
 
+def test_a_client_gone_for_good_stops_the_tts_work_too(relay_stack: Any, tts_server: Any) -> None:
+    """Nothing synthesizes for nobody: once the relay has given the client up, the container's scheduler goes
+    idle within a bound and runs no further synthesis job."""
+    scheduler = tts_server.app.state.server.scheduler
+    assert relay_stack.lambdas.wait_idle(timeout_s=60)
+    asyncio.run(_start_then_drop(relay_stack.gateway_url, relay_stack.dev_token("leaver-tts"), LONG, messages=3))
+    assert relay_stack.lambdas.wait_idle(timeout_s=_resume_window_s(relay_stack) + 30)  # the relay gave up
+    deadline = time.monotonic() + 10
+    while (stats := scheduler.stats()).queued or stats.running:
+        assert time.monotonic() < deadline, f"the TTS still works for a client that left: {stats}"
+        time.sleep(0.05)
+    done = stats.completed
+    time.sleep(1.5)  # an observation window, not a wait for something: nothing may start in it
+    after = scheduler.stats()
+    assert (after.completed, after.queued, after.running) == (done, 0, 0)
+
+
 def test_unknown_actions_and_bad_json_get_an_error_and_the_connection_stays(relay_stack: Any) -> None:
     async def scenario() -> list[dict[str, Any]]:
         async with await open_connection(relay_stack.gateway_url, relay_stack.dev_token("fumbler")) as websocket:
