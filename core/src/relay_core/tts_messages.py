@@ -26,6 +26,7 @@ from relay_core.fields import (
     get_str,
     peek_request_id,
 )
+from relay_core.word_timings import TIMINGS_FIELD, parse_timings_flag
 
 SESSION_PATH = "/invocations-bidirectional-stream"
 """The container's WebSocket route of the TTS session (SageMaker's bidirectional-stream invocation path)."""
@@ -125,6 +126,8 @@ class Synthesize:
     first_fragment_words: int | None = None
     """Cut the request's first segment early at a clause mark or phrase boundary after this many words (0 = no
     cut); None leaves it to the server (which cuts while the session has heard nothing yet)."""
+    timings: bool = False
+    """Ask for a ``word_timings`` text frame before each segment's PCM (:mod:`relay_core.word_timings`)."""
 
     def __post_init__(self) -> None:
         self.check()
@@ -155,6 +158,8 @@ class Synthesize:
             obj["request_id"] = self.request_id
         if self.first_fragment_words is not None:
             obj["first_fragment_words"] = self.first_fragment_words
+        if self.timings:
+            obj[TIMINGS_FIELD] = True
         return obj
 
 
@@ -225,7 +230,12 @@ def _parse_synthesize(obj: JsonObject, rid: str | None) -> Synthesize:
     assert text is not None  # required=True guarantees it
     try:
         return Synthesize(
-            text=text, voice=voice or None, speed=speed, request_id=request_id, first_fragment_words=fragment_words
+            text=text,
+            voice=voice or None,
+            speed=speed,
+            request_id=request_id,
+            first_fragment_words=fragment_words,
+            timings=parse_timings_flag(obj),
         )
     except ProtocolError as exc:
         exc.request_id = exc.request_id or rid

@@ -228,7 +228,9 @@ class TtsLink:
     # -- internals (call with self._lock held) -----------------------------------------------------------
 
     def _request(self, request_id: str, text: str) -> Synthesize:
-        return Synthesize(text=text, voice=self._voice, speed=self._speed, request_id=request_id)
+        # Word timings always: the turn needs them to cut its history at a barge-in (cheap; a container that does
+        # not know the field ignores it, and the cut is then skipped).
+        return Synthesize(text=text, voice=self._voice, speed=self._speed, request_id=request_id, timings=True)
 
     async def _connect(self) -> None:
         self._conn = await self._transport.connect()
