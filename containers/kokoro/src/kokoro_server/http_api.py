@@ -15,12 +15,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from kokoro_server import captioned
 from kokoro_server.errors import from_protocol_error
 from kokoro_server.speech_responses import SpeechJob, read_body, speech_response, wants_sse
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice
 from relay_core.errors import ProtocolError
+from relay_core.fields import decode_json_object
 from relay_core.http_events import (
     MAX_BODY_BYTES,
     OPENAI_MODELS,
@@ -30,6 +32,7 @@ from relay_core.http_events import (
     parse_openai_speech,
 )
 from relay_core.tts_session import random_request_id
+from relay_core.word_timings import parse_timings_flag
 
 
 async def ping(request: Request) -> Response:
@@ -53,6 +56,7 @@ async def invocations(request: Request) -> Response:
         sse = wants_sse(request)
         body = await read_body(request, max_bytes=MAX_BODY_BYTES)
         parsed = parse_invocation(body, default_format=AudioFormat.PCM if sse else AudioFormat.WAV)
+        timings = parse_timings_flag(decode_json_object(body, max_bytes=MAX_BODY_BYTES, what="request body"))
         check_speakable(parsed.text, state.config.lang, request_id=parsed.request_id)
     except NotReadyError as exc:
         return exc.wire.response()
@@ -66,6 +70,7 @@ async def invocations(request: Request) -> Response:
         stream=parsed.stream,
         sse=sse,
         request_id=parsed.request_id or random_request_id(),
+        timings=timings,
         bitrate_kbps=parsed.bitrate_kbps,
         first_fragment_words=parsed.first_fragment_words,
     )
@@ -135,4 +140,5 @@ routes = [
     Route("/v1/audio/speech", openai_speech, methods=["POST"]),
     Route("/v1/audio/voices", openai_voices, methods=["GET"]),
     Route("/v1/models", openai_models, methods=["GET"]),
+    *captioned.routes,
 ]

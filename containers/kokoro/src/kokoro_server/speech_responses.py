@@ -23,6 +23,7 @@ from kokoro_server.errors import from_engine_error, internal_error
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.speech import SpeechEngine
 from kokoro_server.synthesis import Synthesis
+from kokoro_server.word_timer import WordTimer
 from relay_core import limits
 from relay_core.agent_events import serialize_event
 from relay_core.audio import b64encode, chunk_pcm
@@ -44,6 +45,7 @@ from relay_core.http_events import (
     openai_error,
 )
 from relay_core.sse import encode_sse
+from relay_core.word_timings import WORD_TIMINGS_TYPE, serialize_word_timings
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +70,8 @@ class SpeechJob:
     """With ``sse``: OpenAI's SSE events (``speech.audio.delta``/``done``) instead of the relay's audio events."""
     first_fragment_words: int | None = None
     """The request's first-fragment choice (0 = no early cut); None: the server's default."""
+    timings: bool = False
+    """With ``sse`` (the relay's events): a ``word_timings`` event before each segment's audio. Ignored otherwise."""
 
 
 async def read_body(request: Request, *, max_bytes: int) -> bytes:
@@ -90,8 +94,10 @@ def wants_sse(request: Request) -> bool:
 async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: SpeechJob, request: Request) -> Response:
     """Plan ``job`` and answer it in the way it asks for. ``request`` is watched for a client that goes away."""
     session = scheduler.open_session(label=job.request_id)
+    timed = job.timings and job.sse and not job.openai_sse
+    timer = WordTimer(engine, request_id=job.request_id) if timed else None
     synthesis = Synthesis(
-        engine,
+        engine if timer is None else timer.engine,
         scheduler,
         session,
         text=job.text,
@@ -102,7 +108,7 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
     try:
         await synthesis.plan()
         if job.sse:
-            body = _openai_sse_body(synthesis, job) if job.openai_sse else _sse_body(synthesis, job)
+            body = _openai_sse_body(synthesis, job) if job.openai_sse else _sse_body(synthesis, job, timer)
             return StreamingResponse(body, media_type=SSE_MEDIA_TYPE, headers=_no_cache())
         if job.stream:
             headers = {HEADER_CHARACTERS: str(len(job.text)), **_no_cache()}
@@ -159,7 +165,7 @@ def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseE
     return encode_sse(serialize_event(event), event=event.type)
 
 
-async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+async def _sse_body(synthesis: Synthesis, job: SpeechJob, timer: WordTimer | None = None) -> AsyncIterator[bytes]:
     rid = job.request_id
     label = limits.PCM_FORMAT if job.format is AudioFormat.PCM else job.format.value
     yield _event(
@@ -170,6 +176,8 @@ async def _sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes
     seq = 0
     try:
         async for data in _encoded(synthesis, job):
+            for timings in [] if timer is None else timer.pending(synthesis):
+                yield encode_sse(serialize_word_timings(timings), event=WORD_TIMINGS_TYPE)
             for piece in _sse_pieces(data, job.format):
                 yield _event(SseAudioChunk(request_id=rid, seq=seq, data=b64encode(piece)))
                 seq += 1

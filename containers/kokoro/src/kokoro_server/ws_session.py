@@ -29,9 +29,11 @@ from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.synthesis import Synthesis
 from kokoro_server.text_scripts import check_speakable
+from kokoro_server.word_timer import WordTimer
 from relay_core.errors import InvalidFieldError, ProtocolError
 from relay_core.tts_messages import SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts_session import TtsServerSession
+from relay_core.word_timings import WordTimings, serialize_word_timings
 
 logger = logging.getLogger(__name__)
 
@@ -125,8 +127,9 @@ class SessionSocket:
         rid = request.request_id
         assert rid is not None
         assert request.voice is not None
+        timer = WordTimer(self.engine, request_id=rid) if request.timings else None
         synthesis = Synthesis(
-            self.engine,
+            self.engine if timer is None else timer.engine,
             self.scheduler,
             self.jobs,
             text=request.text,
@@ -139,6 +142,8 @@ class SessionSocket:
                 async for pcm in segments:
                     if self.session.is_cancelled(rid):
                         break
+                    if timer is not None:
+                        await self._send_timings(timer.pending(synthesis))
                     self.session.send_audio(rid, pcm)
                     await self._flush()
                     if self.session.is_cancelled(rid):
@@ -161,6 +166,17 @@ class SessionSocket:
             self.session.fail_request(rid, code=wire.code, message=wire.message)
             return
         self.session.finish_request(rid, elapsed_s=synthesis.elapsed_s, first_audio_s=synthesis.first_audio_s)
+
+    async def _send_timings(self, timings: list[WordTimings]) -> None:
+        """``word_timings`` text frames, after everything the session queued before them: so they come right before
+        their segment's PCM (which the caller queues next)."""
+        if not timings:
+            return
+        await self._flush()
+        async with self._send_lock:
+            for message in timings:
+                if not self._closed:
+                    await self.websocket.send_text(serialize_word_timings(message))
 
     async def _flush(self) -> None:
         """Send what the session has to send, in order; close with 1000 once the session says so."""

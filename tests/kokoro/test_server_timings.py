@@ -1,0 +1,108 @@
+"""Word timings on the container's three transports (WebSocket, ``/invocations`` SSE, captioned speech), with the
+real int8 model on loopback: opt-in, before each segment's audio, every written word in order, inside the audio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import connect
+
+from kokoro_server.silence import pcm16_to_float, silences
+from relay_core import limits
+from relay_core.agent_events import AudioChunk, AudioStreamEnd, parse_event
+from relay_core.audio import b64decode
+from relay_core.sse import SseDecoder
+from relay_core.tts_messages import Synthesize, serialize
+from relay_core.word_timings import (
+    CAPTIONED_SPEECH_PATH,
+    WORD_TIMINGS_TYPE,
+    WordTiming,
+    WordTimings,
+    parse_captioned_speech,
+    parse_word_timings,
+)
+
+pytestmark = pytest.mark.slow
+
+TEXT = "Hi there. Then 1,234 words."
+WORDS = ["Hi", "there.", "Then", "1,234", "words."]
+
+
+def _check_words(words: list[WordTiming], duration_s: float) -> None:
+    assert [w.word for w in words] == WORDS
+    assert all(0 <= w.start_s < w.end_s <= duration_s + 1e-3 for w in words)
+    WordTimings("check", tuple(words))  # ordered, never overlapping
+
+
+def test_websocket_sends_timings_before_each_segment_only_when_asked(tts_server: Any) -> None:
+    async def go() -> list[str | bytes]:
+        frames: list[str | bytes] = []
+        async with connect(tts_server.ws_url) as ws:
+            await ws.send(serialize(Synthesize(text=TEXT, request_id="timed", timings=True)).encode())
+            await ws.send(serialize(Synthesize(text="Plain.", request_id="plain")))
+            await ws.send(json.dumps({"type": "close"}))
+            async with asyncio.timeout(180):
+                async for frame in ws:
+                    frames.append(frame)
+        return frames
+
+    frames = asyncio.run(go())
+    control = [(i, json.loads(f)) for i, f in enumerate(frames) if isinstance(f, str)]
+    timed = [(i, parse_word_timings(m)) for i, m in control if m["type"] == WORD_TIMINGS_TYPE]
+    assert {t.request_id for _, t in timed} == {"timed"}, "a request without timings gets none"
+    plain_start = next(i for i, m in control if m.get("request_id") == "plain" and m["type"] == "synthesis_start")
+    assert all(i < plain_start for i, _ in timed)
+    for index, _ in timed:
+        assert isinstance(frames[index + 1], bytes), "each word_timings frame comes right before its segment's PCM"
+    pcm = b"".join(f for i, f in enumerate(frames) if isinstance(f, bytes) and i < plain_start)
+    _check_words([w for _, t in timed for w in t.words], len(pcm) / (2 * limits.SAMPLE_RATE))
+
+
+def _sse(body: bytes) -> list[tuple[str, str]]:
+    decoder = SseDecoder()
+    events = [*decoder.feed(body), *decoder.close()]
+    return [(event.event, event.data) for event in events]
+
+
+def test_sse_and_captioned_speech_carry_the_same_timings(tts_server: Any) -> None:
+    with httpx.Client(base_url=tts_server.http_url, timeout=180) as http:
+        untimed = http.post("/invocations", json={"text": TEXT}, headers={"Accept": "text/event-stream"})
+        timed = http.post("/invocations", json={"text": TEXT, "timings": True}, headers={"Accept": "text/event-stream"})
+        captioned = http.post(CAPTIONED_SPEECH_PATH, json={"input": TEXT, "response_format": "pcm"})
+        refused = http.post(CAPTIONED_SPEECH_PATH, json={"input": TEXT, "response_format": "wma"})
+    assert WORD_TIMINGS_TYPE not in {name for name, _ in _sse(untimed.content)}, "off by default"
+    words: list[WordTiming] = []
+    pcm = b""
+    for name, data in _sse(timed.content):
+        if name == WORD_TIMINGS_TYPE:
+            timings = parse_word_timings(data)
+            assert timings.request_id
+            # its segment's audio has not been sent yet: every word starts at or after the audio so far
+            assert all(w.start_s >= len(pcm) / (2 * limits.SAMPLE_RATE) - 1e-3 for w in timings.words)
+            words.extend(timings.words)
+            continue
+        event = parse_event(data)
+        if isinstance(event, AudioChunk):
+            pcm += b64decode(event.data)
+        elif isinstance(event, AudioStreamEnd):
+            _check_words(words, event.duration_s)
+    _check_words(words, len(pcm) / (2 * limits.SAMPLE_RATE))
+    # the pause between the two sentences (the model's padding trimmed, the policy's pause put in) lies between
+    # the last word of the first and the first word of the second (25 ms of slack)
+    there, then = words[1], words[2]
+    gap_start, gap_end = max(silences(pcm16_to_float(pcm)), key=lambda run: run[1] - run[0])
+    assert there.end_s <= gap_start / limits.SAMPLE_RATE + 0.025
+    assert then.start_s >= gap_end / limits.SAMPLE_RATE - 0.025
+
+    assert captioned.status_code == 200
+    answer = parse_captioned_speech(captioned.content)
+    assert answer.format == "pcm" and answer.sample_rate == limits.SAMPLE_RATE
+    assert b64decode(answer.audio) == pcm, "the same request gives the same audio on both routes"
+    assert list(answer.words) == words
+    assert answer.duration_s == pytest.approx(len(pcm) / (2 * limits.SAMPLE_RATE), abs=1e-3)
+    assert refused.status_code == 400
+    assert "response_format" in refused.json()["error"]["message"]
