@@ -102,6 +102,7 @@ async def concurrent_clients(stack: RelayStack, clients: int) -> None:
             ["seqs exactly 0..n-1, no duplicate", f"{contiguous}/{clients}"],
             ["largest message (bytes; quota 32768)", largest],
             ["messages received in all", sum(r.messages for r in reports)],
+            ["duplicates received (ignored by seq)", sum(r.duplicates for r in reports)],
             [
                 "resumes after a silence / reconnects",
                 f"{sum(r.stall_resumes for r in reports)} / {sum(r.reconnects for r in reports)}",

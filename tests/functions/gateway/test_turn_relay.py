@@ -408,6 +408,27 @@ def test_a_relay_failure_ends_the_turn_with_internal_error_and_cancels_the_agent
     assert turn is not None and turn.state == TurnState.CLOSED
 
 
+def test_a_resume_on_the_same_connection_does_not_repeat_what_was_already_posted_there(
+    deps: GatewayDeps, gw: ModuleType
+) -> None:
+    """A client that heard nothing for a while resumes after seq 0 while 1 and 2 are already on their way to it
+    over the same socket: only turn_accepted comes back, nothing is posted twice."""
+    agent, poster = gw.FakeAgent(), gw.RecordingPoster()
+    running = start_relay(deps, agent, poster)
+    assert agent.opened.wait(5)
+    stream = agent.streams[0]
+    stream.push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "a"), TextDelta(TURN, 1, "b")))
+    poster.wait_for(lambda: len(poster.sent.get("conn-a", [])) == 3)
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=0, window_s=5.0)
+    poster.wait_for(lambda: len(poster.sent["conn-a"]) == 4)
+    stream.push(gw.sse(AgentEnd(TURN)))
+    stream.end()
+    result = running.join()
+    assert [m["type"] for m in poster.messages("conn-a")][3] == "turn_accepted"
+    assert seqs(poster.messages("conn-a")) == [0, 1, 2, 3]
+    assert result.replays == 1 and result.replayed_messages == 0
+
+
 def test_a_slow_read_of_the_turn_record_never_holds_up_posting(
     deps: GatewayDeps, gw: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -186,6 +186,8 @@ class TurnRelay:
         self._seen_resumes = 0
         self._undelivered = False
         """A post failed since the last replay: the client lacks a message (and may not know it yet)."""
+        self._posted_through = -1
+        """Every message up to this seq was posted to the current connection (contiguously, without a failure)."""
         self._cancel_sent_at: float | None = None
         self._started = clock.monotonic()
         self._decoder = SseDecoder()
@@ -280,7 +282,7 @@ class TurnRelay:
             return
         for seq, message in numbered:
             self.buffer.append(seq, message)
-            delivered = self._deliver(message)
+            delivered = self._deliver_numbered(seq, message)
             if delivered and isinstance(event, AudioChunk) and self.result.time_to_first_audio_s is None:
                 self.result.time_to_first_audio_s = round(self._clock.monotonic() - self._started, 4)
         if self.framer.finished:
@@ -290,7 +292,7 @@ class TurnRelay:
         self.result.error_codes.append(code.value)
         for seq, text in self.framer.fail_numbered(code, message):
             self.buffer.append(seq, text)
-            self._deliver(text)
+            self._deliver_numbered(seq, text)
         self.result.outcome = TurnOutcome.FAILED
 
     def _on_terminal(self, event: AgentEvent) -> None:
@@ -304,6 +306,12 @@ class TurnRelay:
             self.result.cancel_latency_s = round(self._clock.monotonic() - self._cancel_sent_at, 4)
 
     # --- delivery -----------------------------------------------------------------------------------------
+
+    def _deliver_numbered(self, seq: int, message: str) -> bool:
+        delivered = self._deliver(message)
+        if delivered and seq == self._posted_through + 1:
+            self._posted_through = seq
+        return delivered
 
     def _deliver(self, message: str) -> bool:
         if self.detached_since is not None:
@@ -365,7 +373,12 @@ class TurnRelay:
         logger.info("asked the agent to cancel the turn (%d cancelled)", len(cancelled))
 
     def _switch(self, connection_id: str, after_seq: int) -> None:
-        """A resume: replay after ``after_seq`` to ``connection_id``, then continue live there."""
+        """A resume: replay after ``after_seq`` to ``connection_id``, then continue live there. On the same
+        connection (a client that heard nothing for a while, or saw a gap) the messages already posted to it are
+        not posted again: they are on their way over the same ordered socket, so only what never left is replayed
+        (no duplicates from a resume that crossed messages in flight)."""
+        if connection_id == self.connection_id and self.detached_since is None:
+            after_seq = max(after_seq, self._posted_through)
         self.connection_id = connection_id
         self.detached_since = None
         self.result.replays += 1
@@ -379,10 +392,11 @@ class TurnRelay:
             return
         logger.info("resumed: replaying %d message(s)", len(backlog))
         self._undelivered = False
+        self._posted_through = after_seq
         if not self._deliver(serialize(TurnAccepted(self.request.turn_id))):
             return
-        for message in backlog:
-            if not self._deliver(message):
+        for seq, message in enumerate(backlog, start=after_seq + 1):
+            if not self._deliver_numbered(seq, message):
                 return
             self.result.replayed_messages += 1
 
