@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kokoro_server.pcm import float_to_pcm16
+from kokoro_server.synthesis import speak_offline
 from relay_core.agent_events import (
     AgentEnd,
     AgentError,
@@ -135,7 +135,14 @@ def _run(agent_url: str, payload: AgentPayload, **kw: Any) -> tuple[list[AgentEv
 
 
 def _expected_pcm(engine: Any, pieces: list[str]) -> bytes:
-    return b"".join(float_to_pcm16(engine.synthesize(p, voice=engine.default_voice, speed=1.0)) for p in pieces)
+    """The PCM of ``pieces`` spoken as consecutive requests of one TTS session (the container's silence and
+    first-fragment policies: each piece's pause follows the piece before it)."""
+    out = bytearray()
+    previous: str | None = None
+    for piece in pieces:
+        out.extend(speak_offline(engine, piece, voice=engine.default_voice, previous=previous))
+        previous = piece
+    return bytes(out)
 
 
 def _check_order(events: list[AgentEvent], prompt: str) -> bytes:
