@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from kokoro_server.synthesis import speak_offline
+from kokoro_server.scheduled_speech import speak_offline
 from relay_core.agent_events import (
     AgentEnd,
     AgentError,

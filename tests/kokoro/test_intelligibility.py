@@ -14,7 +14,7 @@ import pytest
 
 from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
-from kokoro_server.synthesis import speak_offline
+from kokoro_server.scheduled_speech import speak_offline
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 

@@ -15,8 +15,8 @@ from websockets.exceptions import ConnectionClosed
 from kokoro_server.admission import SERVER_BUSY
 from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
+from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
-from kokoro_server.synthesis import speak_offline
 from relay_core import limits
 from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts_messages import SynthesisComplete, Synthesize

@@ -15,7 +15,7 @@ import pytest
 from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, InferenceError, Segment
-from kokoro_server.synthesis import speak_offline
+from kokoro_server.scheduled_speech import speak_offline
 from relay_core.agent_events import AgentError, AudioStreamStart, parse_event
 from relay_core.sse import SseDecoder
 from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession

@@ -22,9 +22,9 @@ from starlette.responses import Response
 from kokoro_server import http_api, ws_session
 from kokoro_server.admission import Admission, AdmissionMiddleware
 from kokoro_server.config import ServerConfig
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
-from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import ServerState
 from relay_core.http_events import HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF
 

@@ -20,9 +20,9 @@ from starlette.routing import Route
 from kokoro_server.encoders import encode_whole, is_cheap
 from kokoro_server.engines import EngineError
 from kokoro_server.errors import from_engine_error, from_protocol_error, internal_error
+from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.speech_responses import read_body
 from kokoro_server.state import NotReadyError, server_state
-from kokoro_server.synthesis import Synthesis
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
 from relay_core.audio import b64encode
@@ -65,7 +65,9 @@ async def captioned_speech(request: Request) -> Response:
     request_id = random_request_id()
     timer = WordTimer(engine, request_id=request_id)
     session = scheduler.open_session(label=request_id)
-    synthesis = Synthesis(timer.engine, scheduler, session, text=text, voice=voice or engine.default_voice, speed=speed)
+    synthesis = ScheduledSpeech(
+        timer.engine, scheduler, session, text=text, voice=voice or engine.default_voice, speed=speed
+    )
     pieces: list[bytes] = []
     words: list[WordTiming] = []
     try:

@@ -61,7 +61,8 @@ class SchedulerSession:
     closed: bool = False
     last_spoken: str | None = field(default=None, repr=False)
     """The text of the session's latest request that produced audio (None: nothing heard yet). Set by
-    :class:`kokoro_server.synthesis.Synthesis`; decides priority, the first-fragment default and the pause."""
+    :class:`kokoro_server.scheduled_speech.ScheduledSpeech`; decides priority, the first-fragment default and the
+    pause."""
 
     @property
     def heard(self) -> bool:

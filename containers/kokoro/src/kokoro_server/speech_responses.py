@@ -19,10 +19,10 @@ from starlette.responses import Response, StreamingResponse
 
 from kokoro_server.encoders import AudioEncoder, encode_whole, is_cheap, streaming_encoder
 from kokoro_server.engines import EngineError
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
+from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler
-from kokoro_server.speech import SpeechEngine
-from kokoro_server.synthesis import Synthesis
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
 from relay_core.agent_events import serialize_event
@@ -96,7 +96,7 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
     session = scheduler.open_session(label=job.request_id)
     timed = job.timings and job.sse and not job.openai_sse
     timer = WordTimer(engine, request_id=job.request_id) if timed else None
-    synthesis = Synthesis(
+    synthesis = ScheduledSpeech(
         engine if timer is None else timer.engine,
         scheduler,
         session,
@@ -134,7 +134,7 @@ async def _finish(encoder: AudioEncoder, fmt: AudioFormat) -> bytes:
     return encoder.finish() if is_cheap(fmt) else await asyncio.to_thread(encoder.finish)
 
 
-async def _encoded(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+async def _encoded(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
     """The encoded stream, piece by piece as segments are rendered."""
     fmt = job.format
     encoder = streaming_encoder(fmt, sample_rate=synthesis.engine.sample_rate, bitrate_kbps=job.bitrate_kbps)
@@ -150,7 +150,7 @@ async def _encoded(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]
         yield tail
 
 
-async def _audio_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+async def _audio_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
     try:
         async for data in _encoded(synthesis, job):
             yield data
@@ -165,7 +165,7 @@ def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseE
     return encode_sse(serialize_event(event), event=event.type)
 
 
-async def _sse_body(synthesis: Synthesis, job: SpeechJob, timer: WordTimer | None = None) -> AsyncIterator[bytes]:
+async def _sse_body(synthesis: ScheduledSpeech, job: SpeechJob, timer: WordTimer | None = None) -> AsyncIterator[bytes]:
     rid = job.request_id
     label = limits.PCM_FORMAT if job.format is AudioFormat.PCM else job.format.value
     yield _event(
@@ -202,7 +202,7 @@ def _sse_pieces(data: bytes, fmt: AudioFormat) -> list[bytes]:
     return [data[i : i + SSE_CHUNK_BYTES] for i in range(0, len(data), SSE_CHUNK_BYTES)]
 
 
-async def _openai_sse_body(synthesis: Synthesis, job: SpeechJob) -> AsyncIterator[bytes]:
+async def _openai_sse_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
     """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events with base64 pieces of the file, then
     ``speech.audio.done``; a failure midway ends the stream with an ``error`` event."""
     try:
@@ -229,11 +229,11 @@ async def _until_disconnected(request: Request) -> None:
         continue
 
 
-async def _collect(synthesis: Synthesis) -> bytes:
+async def _collect(synthesis: ScheduledSpeech) -> bytes:
     return b"".join([piece async for piece in synthesis.pcm_segments()])
 
 
-async def _whole(synthesis: Synthesis, job: SpeechJob, request: Request) -> Response:
+async def _whole(synthesis: ScheduledSpeech, job: SpeechJob, request: Request) -> Response:
     """Render everything, then answer one file. A client that disconnects meanwhile stops the rendering at once
     (its queued segment is dropped) instead of keeping a worker busy for nobody."""
     collect = asyncio.create_task(_collect(synthesis))

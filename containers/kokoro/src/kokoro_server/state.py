@@ -17,9 +17,9 @@ from starlette.requests import HTTPConnection
 
 from kokoro_server.config import ServerConfig
 from kokoro_server.engines import EngineError, load_engine
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import WireError, not_ready
 from kokoro_server.scheduler import Scheduler
-from kokoro_server.speech import SpeechEngine
 
 logger = logging.getLogger(__name__)
 

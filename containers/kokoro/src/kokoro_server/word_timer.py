@@ -1,12 +1,12 @@
 """Word timings for one request, on every route, without changing how the request is synthesized.
 
 A route that was asked for timings (``"timings": true``) wraps the engine in a :class:`WordTimer` for that request
-and hands ``timer.engine`` to :class:`~kokoro_server.synthesis.Synthesis` in place of the engine. The wrapper
-renders each segment with its token durations (same forward pass, same audio) and keeps the result. Whenever audio
-comes out of ``Synthesis.pcm_segments()`` (or out of a route's encoder), :meth:`WordTimer.pending` turns the
-segments rendered since into ``word_timings`` messages, on the request's audio timeline *after* the silence policy
-(each segment's offset in the request, the samples the policy cut and the pause it put in front, all from
-``Synthesis.shaped``). The route sends those messages before that audio.
+and hands ``timer.engine`` to :class:`~kokoro_server.scheduled_speech.ScheduledSpeech` in place of the engine. The
+wrapper renders each segment with its token durations (same forward pass, same audio) and keeps the result.
+Whenever audio comes out of ``ScheduledSpeech.pcm_segments()`` (or out of a route's encoder),
+:meth:`WordTimer.pending` turns the segments rendered since into ``word_timings`` messages, on the request's audio
+timeline *after* the silence policy (each segment's offset in the request, the samples the policy cut and the pause
+it put in front, all from ``ScheduledSpeech.shaped``). The route sends those messages before that audio.
 
 An engine without durations (a test double, or an ONNX export without a duration tensor) gives no timings: the
 request is still spoken, and :meth:`WordTimer.pending` returns nothing.
@@ -22,13 +22,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines import Rendered, Segment
-from kokoro_server.speech import SpeechEngine
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.word_timings import SegmentPlacement, TimedSpeechEngine, segment_word_timings
 from relay_core.word_timings import WordTimings
 
 
 class ShapedSegment(Protocol):
-    """What the silence policy did to a segment (``Synthesis.shaped`` entries have these fields)."""
+    """What the silence policy did to a segment (``ScheduledSpeech.shaped`` entries have these fields)."""
 
     @property
     def cut_start_samples(self) -> int: ...
@@ -41,7 +41,7 @@ class ShapedSegment(Protocol):
 
 
 class SynthesisProgress(Protocol):
-    """What :meth:`WordTimer.pending` reads from a running ``Synthesis``."""
+    """What :meth:`WordTimer.pending` reads from a running ``ScheduledSpeech``."""
 
     @property
     def shaped(self) -> Sequence[ShapedSegment]: ...

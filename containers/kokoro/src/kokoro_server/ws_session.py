@@ -23,11 +23,11 @@ from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
+from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
-from kokoro_server.speech import SpeechEngine
 from kokoro_server.state import NotReadyError, server_state
-from kokoro_server.synthesis import Synthesis
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.word_timer import WordTimer
 from relay_core.errors import InvalidFieldError, ProtocolError
@@ -128,7 +128,7 @@ class SessionSocket:
         assert rid is not None
         assert request.voice is not None
         timer = WordTimer(self.engine, request_id=rid) if request.timings else None
-        synthesis = Synthesis(
+        synthesis = ScheduledSpeech(
             self.engine if timer is None else timer.engine,
             self.scheduler,
             self.jobs,

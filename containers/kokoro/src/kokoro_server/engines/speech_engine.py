@@ -11,7 +11,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from kokoro_server.engines import Segment
+from kokoro_server.engines.base import Segment
 
 
 class SpeechEngine(Protocol):

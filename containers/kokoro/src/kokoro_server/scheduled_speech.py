@@ -1,4 +1,4 @@
-"""One request's synthesis, driven through the scheduler: plan once, then render segment by segment.
+"""One request's speech rendered through the scheduler: plan once, then render segment by segment.
 
 Used by every route (WebSocket, ``/invocations``, OpenAI), so all of them stream the same way and speak by the
 same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
@@ -10,7 +10,7 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
   go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
   pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
   before a later request of a session, decided by how the previous request's text ended);
-- its PCM is handed over as soon as it exists. :attr:`Synthesis.shaped` records, per segment, what the silence
+- its PCM is handed over as soon as it exists. :attr:`ScheduledSpeech.shaped` records, per segment, what the silence
   policy did (samples cut at the start and the end, pause samples added), for word timings.
 
 Identical input (text, voice, speed, policy, and what the session said before) gives identical PCM.
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from functools import partial
 
 from kokoro_server.engines import Segment
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.pcm import float_to_pcm16
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, boundary_after, shape_segment
-from kokoro_server.speech import SpeechEngine
 from relay_core import limits
 from relay_core.segmenter import first_fragment
 
@@ -115,7 +115,7 @@ def speak_offline(
     return bytes(out)
 
 
-class Synthesis:
+class ScheduledSpeech:
     """Speak ``text`` with ``voice`` at ``speed`` as jobs of ``session``. Drive it from one coroutine at a time.
 
     ``first_fragment_words`` is the request's own first-fragment choice (0 = off); None takes the server's
