@@ -17,6 +17,7 @@ from pathlib import Path
 
 from websockets.exceptions import InvalidStatus, InvalidURI
 
+from relay_core import limits
 from relay_core.agent_events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome
@@ -44,7 +45,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", type=Path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
     parser.add_argument("--voice", help="voice name or blend (default: the container's)")
-    parser.add_argument("--speed", type=float, default=1.0, help="speech speed 0.5-2.0")
+    parser.add_argument("--speed", type=float, default=1.0, help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}")
     parser.add_argument("--drop-after", type=int, metavar="N", help="drop the connection after N messages, resume")
     parser.add_argument("--quiet", action="store_true", help="print only the summaries")
     add_agent_options(parser)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from relay_core import limits
 from relay_core.agent_defaults import LOCAL_AGENT_URL, SPEAK_TOKENS_PER_S
 from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
@@ -35,7 +36,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", type=Path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)")
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
     parser.add_argument("--voice", help="voice name or blend (default: the container's)")
-    parser.add_argument("--speed", type=float, default=1.0, help="speech speed 0.5-2.0")
+    parser.add_argument("--speed", type=float, default=1.0, help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}")
     parser.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
     parser.add_argument("--agent-url", help="use this running agent (http://host:port)")
     parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)

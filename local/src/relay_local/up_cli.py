@@ -16,17 +16,19 @@ from voice_agent.config import ModelKind
 from voice_agent.errors import ConfigError
 
 NAME = "up"
-DEFAULT_PORTS = {"web": 8080, "gateway": 8081, "aws": 8082}
+DEFAULT_PORTS = {"web": 8090, "gateway": 8091, "aws": 8092}
+"""Clear of the other local defaults (kokoro-server 8081, voice-agent 8082, both images 8080), so a standalone
+container or agent can run beside ``relay up`` (``--tts-url`` / ``--agent-url``) with no flags."""
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``relay up`` and its options."""
     parser = commands.add_parser("up", help="run the whole local relay (gateway, functions, agent, TTS, web)")
     ports = parser.add_argument_group("ports (0 = any free port)")
-    ports.add_argument("--web-port", type=int, default=DEFAULT_PORTS["web"], help="web client (default 8080)")
-    ports.add_argument("--gateway-port", type=int, default=DEFAULT_PORTS["gateway"], help="WebSocket API (8081)")
+    ports.add_argument("--web-port", type=int, default=DEFAULT_PORTS["web"], help="web client (%(default)s)")
+    ports.add_argument("--gateway-port", type=int, default=DEFAULT_PORTS["gateway"], help="WebSocket API (%(default)s)")
     ports.add_argument(
-        "--aws-port", type=int, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (8082)"
+        "--aws-port", type=int, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (%(default)s)"
     )
     ports.add_argument("--dynamodb-port", type=int, default=0, help="moto DynamoDB (default: a free port)")
     parser.add_argument("--stage", default="local", help="the API stage (the gateway URL's path)")
