@@ -403,6 +403,21 @@ async def test_real_sdk_signs_sends_and_decodes_recorded_events(fake_aws_env: No
     assert http.inner[0].payload == synthesize.encode()
     assert all(":chunk-signature" in envelope.headers for envelope in http.envelopes)
     assert len(http.envelopes) == 3 and http.envelopes[-1].payload == b""
+    # The SDK client (and its HTTP/2 connection) outlives the session, for the next one; the transport closes it.
+    assert not http.closed
+    await transport.aclose()
+    assert http.closed
+
+
+async def test_without_reuse_each_session_closes_its_own_client(fake_aws_env: None) -> None:
+    http = LoopbackHttpClient(recorded("model_stream_error"))
+    transport = SageMakerTransport(
+        "kokoro-tts", "us-west-2", session=boto3.Session(), http_client_factory=lambda: http, reuse_client=False
+    )
+    connection = await transport.connect()
+    assert json.loads(await connection.receive())["type"] == "synthesis_start"
+    assert not http.closed
+    await connection.aclose()
     assert http.closed
 
 
@@ -415,6 +430,7 @@ async def test_real_sdk_raises_recorded_model_stream_error(fake_aws_env: None) -
         await connection.receive()
     assert failure.value.code == "ModelError"
     await connection.aclose()
+    await transport.aclose()
     assert http.closed
 
 
@@ -424,6 +440,7 @@ async def test_real_sdk_refusal_is_unavailable(fake_aws_env: None) -> None:
     with pytest.raises(TtsUnavailableError) as failure:
         await transport.connect()
     assert "kokoro-tts" in str(failure.value) and "not found" in str(failure.value)
+    await transport.aclose()
     assert http.closed
 
 
