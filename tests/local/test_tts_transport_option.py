@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from relay_local import cli
 from relay_local.stack import TTS_TRANSPORTS
 
 pytestmark = pytest.mark.slow
@@ -38,14 +39,9 @@ def test_relay_chat_local_speaks_through_the_sagemaker_front_end(tmp_path: Path)
         assert wav.getframerate() == 24_000 and wav.getnframes() > 24_000 // 2
 
 
-def test_an_unknown_transport_is_refused_by_the_parser() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "relay_local.cli", "up", "--tts-transport", "grpc"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=REPO,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "--tts-transport" in done.stderr and all(name in done.stderr for name in TTS_TRANSPORTS)
+def test_an_unknown_transport_is_refused_by_the_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["up", "--tts-transport", "grpc"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "--tts-transport" in err and all(name in err for name in TTS_TRANSPORTS)
