@@ -64,16 +64,11 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[ServerProcess]:
-    """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards."""
-    port = free_port()
-    exe = Path(sys.executable).with_name("kokoro-server")
+def _serve(command: list[str], *, env: dict[str, str] | None, port: int, timeout_s: float) -> Iterator[ServerProcess]:
+    """Run ``command`` (a server listening on loopback ``port``), wait for a healthy /ping, stop it afterwards."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [str(exe), "--host", "127.0.0.1", "--port", str(port), *args],
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     server = ServerProcess(process=process, port=port, started_at=started)
     try:
@@ -90,26 +85,23 @@ def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float =
 
 
 @contextlib.contextmanager
+def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[ServerProcess]:
+    """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("kokoro-server")
+    with _serve(
+        [str(exe), "--host", "127.0.0.1", "--port", str(port), *args], env=env, port=port, timeout_s=timeout_s
+    ) as server:
+        yield server
+
+
+@contextlib.contextmanager
 def run_baseline(timeout_s: float = 120.0) -> Iterator[ServerProcess]:
     """Start bench/baseline_server.py (one whole request at a time, one global lock) on a free loopback port."""
     port = free_port()
     script = Path(__file__).with_name("baseline_server.py")
-    started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, str(script), "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    server = ServerProcess(process=process, port=port, started_at=started)
-    try:
-        wait_until_ready(server.http_url, timeout_s=timeout_s, poll_s=0.05, alive=lambda: process.poll() is None)
-        server.healthy_after_s = time.perf_counter() - started
+    with _serve([sys.executable, str(script), "--port", str(port)], env=None, port=port, timeout_s=timeout_s) as server:
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass

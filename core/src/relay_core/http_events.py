@@ -236,10 +236,12 @@ class OpenAiSpeechRequest:
     bitrate_kbps: int | None = None
 
 
-def parse_openai_speech(data: str | bytes) -> OpenAiSpeechRequest:
-    """Parse and check an OpenAI ``/v1/audio/speech`` body (``model``, ``input``, ``voice``, ``response_format``,
-    ``speed``, ``stream_format``, ``instructions`` (accepted, unused), and this server's ``bitrate_kbps``). Errors
-    name OpenAI's fields. Raises only ``ProtocolError`` subclasses."""
+def parse_openai_speech(
+    data: str | bytes, *, default_format: AudioFormat = OPENAI_DEFAULT_FORMAT
+) -> OpenAiSpeechRequest:
+    """Parse and check an OpenAI ``/v1/audio/speech`` body (``model``, ``input``, ``voice``, ``response_format``
+    (default ``default_format``), ``speed``, ``stream_format``, ``instructions`` (accepted, unused), and this
+    server's ``bitrate_kbps``). Errors name OpenAI's fields. Raises only ``ProtocolError`` subclasses."""
     obj = decode_json_object(data, max_bytes=MAX_BODY_BYTES, what="request body", per="request")
     text = get_str(obj, "input", required=True)
     assert text is not None  # required=True guarantees it
@@ -248,7 +250,7 @@ def parse_openai_speech(data: str | bytes) -> OpenAiSpeechRequest:
     get_str(obj, "instructions", max_chars=limits.MAX_TEXT_CHARS)
     voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
     speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
-    fmt = parse_audio_format(get_str(obj, "response_format"), default=OPENAI_DEFAULT_FORMAT, name="response_format")
+    fmt = parse_audio_format(get_str(obj, "response_format"), default=default_format, name="response_format")
     stream_format = get_str(obj, "stream_format")
     try:
         parsed_stream = OpenAiStreamFormat((stream_format or OpenAiStreamFormat.AUDIO.value).strip().lower())

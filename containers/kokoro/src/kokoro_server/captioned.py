@@ -24,11 +24,9 @@ from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.speech_responses import read_body
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.word_timer import WordTimer
-from relay_core import limits
 from relay_core.audio import b64encode
-from relay_core.errors import InvalidFieldError, ProtocolError
-from relay_core.fields import JsonObject, decode_json_object, get_number, get_str
-from relay_core.http_events import MAX_BODY_BYTES, AudioFormat, check_text, parse_audio_format
+from relay_core.errors import ProtocolError
+from relay_core.http_events import MAX_BODY_BYTES, AudioFormat, parse_openai_speech
 from relay_core.tts_session import random_request_id
 from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming
 
@@ -37,27 +35,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_FORMAT = AudioFormat.WAV
 
 
-def _parse(obj: JsonObject) -> tuple[str, str | None, float, AudioFormat]:
-    text = get_str(obj, "input", required=True)
-    assert text is not None
-    check_text(text)
-    get_str(obj, "model", max_chars=200)
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS) or None
-    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
-    try:
-        fmt = parse_audio_format(get_str(obj, "response_format"), default=DEFAULT_FORMAT)
-    except InvalidFieldError as exc:
-        raise InvalidFieldError(exc.message.replace("'format'", "'response_format'")) from exc
-    return text, voice, speed, fmt
-
-
 async def captioned_speech(request: Request) -> Response:
     """Speak ``input``; answer the whole file (base64) with its word timings."""
     state = server_state(request)
     try:
         engine, scheduler = state.require()
         body = await read_body(request, max_bytes=MAX_BODY_BYTES)
-        text, voice, speed, fmt = _parse(decode_json_object(body, max_bytes=MAX_BODY_BYTES, what="request body"))
+        speech = parse_openai_speech(body, default_format=DEFAULT_FORMAT)
     except NotReadyError as exc:
         return exc.wire.response()
     except ProtocolError as exc:
@@ -65,8 +49,14 @@ async def captioned_speech(request: Request) -> Response:
     request_id = random_request_id()
     timer = WordTimer(engine, request_id=request_id)
     session = scheduler.open_session(label=request_id)
+    fmt = speech.format
     synthesis = ScheduledSpeech(
-        timer.engine, scheduler, session, text=text, voice=voice or engine.default_voice, speed=speed
+        timer.engine,
+        scheduler,
+        session,
+        text=speech.input,
+        voice=speech.voice or engine.default_voice,
+        speed=speech.speed,
     )
     pieces: list[bytes] = []
     words: list[WordTiming] = []
