@@ -1,5 +1,5 @@
 """Agent events (§3) with word timings: the opt-in payload flag, the cancel's played_ms, the word_timings event, and
-the client framing that does not relay it yet."""
+the client framing that relays it as a numbered turn message."""
 
 from __future__ import annotations
 
@@ -47,9 +47,9 @@ def test_a_cancel_may_say_how_much_was_played() -> None:
         parse_request({"action": "cancel", "played_ms": -5})
 
 
-def test_the_client_framing_drops_timings_without_numbering_them() -> None:
+def test_the_client_framing_numbers_timings_like_any_message() -> None:
     framer = TurnFramer("turn-1")
-    assert framer.frame(TIMINGS) == []
-    assert framer.last_seq == -1
-    assert len(framer.frame(TextDelta("turn-1", 0, "hi"))) == 1
+    assert len(framer.frame(TIMINGS)) == 1
     assert framer.last_seq == 0
+    assert len(framer.frame(TextDelta("turn-1", 0, "hi"))) == 1
+    assert framer.last_seq == 1

@@ -13,9 +13,16 @@ import pytest
 import yaml  # type: ignore[import-untyped]  # pyyaml ships no stubs; moto brings it
 
 from relay_core import limits
-from relay_core.agent_events import AgentEventType
-from relay_core.client_messages import ClientAction, ClientErrorCode, parse_client_message, serialize
+from relay_core.client_messages import (
+    Cancel,
+    ClientAction,
+    ClientErrorCode,
+    SendMessage,
+    parse_client_message,
+    serialize,
+)
 from relay_core.turn_messages import (
+    TURN_MESSAGE_TYPES,
     TurnAudio,
     TurnAudioEnd,
     TurnAudioStart,
@@ -23,6 +30,7 @@ from relay_core.turn_messages import (
     TurnError,
     TurnStart,
     TurnText,
+    TurnWordTimings,
     parse_server_message,
     serialize_server_message,
 )
@@ -41,6 +49,7 @@ TURN_SCHEMAS = {
     "AudioStreamEnd": TurnAudioEnd,
     "AgentEnd": TurnEnd,
     "TurnError": TurnError,
+    "WordTimings": TurnWordTimings,
 }
 
 
@@ -53,10 +62,15 @@ def test_every_error_code_is_in_the_table_and_the_spec() -> None:
 def test_every_action_and_message_type_is_documented() -> None:
     for action in ClientAction:
         assert f"`{action.value}`" in PAGE
-    for kind in AgentEventType:
-        assert f"`{kind.value}`" in PAGE
+    for kind in TURN_MESSAGE_TYPES:
+        assert f"`{kind}`" in PAGE
     names = {message["name"] for message in MESSAGES.values()}
-    assert names == {a.value for a in ClientAction} | {t.value for t in AgentEventType} | {"turn_accepted"}
+    assert names == {a.value for a in ClientAction} | set(TURN_MESSAGE_TYPES) | {"turn_accepted"}
+
+
+@pytest.mark.parametrize(("schema", "cls"), [("SendMessage", SendMessage), ("Cancel", Cancel)])
+def test_client_action_schemas_list_exactly_the_dataclass_fields(schema: str, cls: type[Any]) -> None:
+    assert set(SCHEMAS[schema]["properties"]) == {f.name for f in dataclasses.fields(cls)} | {"action"}
 
 
 @pytest.mark.parametrize(("schema", "cls"), TURN_SCHEMAS.items())

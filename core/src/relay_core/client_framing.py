@@ -9,6 +9,9 @@
   and ``sample_offset`` counts the turn's samples before each piece;
 * ``text_delta`` longer than the budget is cut on code point boundaries; the pieces join back to the text
   (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
+* ``word_timings`` (only in a turn that asked for timings) keeps its words in order, split across as many
+  messages as the budget needs, each numbered like any other message (a word longer than a whole message, which
+  the agent never sends, is shortened; its times stay);
 * exactly one terminal message (``agent_end`` or ``error``) ends the turn: framing anything after it raises
   :class:`~relay_core.errors.SessionStateError`.
 """
@@ -33,6 +36,7 @@ from relay_core.agent_events import (
 from relay_core.audio import b64decode, b64encode, max_pcm_bytes_for_base64
 from relay_core.client_messages import ClientErrorCode, check_turn_id
 from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
+from relay_core.fields import encode_json
 from relay_core.turn_messages import (
     TurnAudio,
     TurnAudioEnd,
@@ -42,9 +46,10 @@ from relay_core.turn_messages import (
     TurnMessage,
     TurnStart,
     TurnText,
+    TurnWordTimings,
     serialize_turn_message,
 )
-from relay_core.word_timings import WordTimings
+from relay_core.word_timings import WordTiming, WordTimings
 
 _WIDE_INT = 10**15
 """A stand-in for seq/offset values when measuring a message's fixed overhead (wider than any real value)."""
@@ -206,7 +211,7 @@ class TurnFramer:
     def _builders(self, event: AgentEvent) -> list[Callable[[int], TurnMessage]]:
         tid = self.turn_id
         if isinstance(event, WordTimings):
-            return []  # the client protocol has no caption message yet: timings are not relayed (nothing numbered)
+            return self._word_timings_builders(event)
         if isinstance(event, TextDelta):
             return self._text_builders(event.text)
         if isinstance(event, AudioChunk):
@@ -257,6 +262,31 @@ class TurnFramer:
         room = self.budget_bytes - self._overhead(TurnText(tid, _WIDE_INT, ""))
         pieces = list(split_text_to_fit(text, room)) or [""]
         return [partial(TurnText, tid, text=piece) for piece in pieces]
+
+    def _word_timings_builders(self, event: WordTimings) -> list[Callable[[int], TurnMessage]]:
+        """The event's words in as few ``word_timings`` messages as fit the budget (none for no words)."""
+        tid = self.turn_id
+        room = self.budget_bytes - self._overhead(TurnWordTimings(tid, _WIDE_INT, ()))
+        groups: list[list[WordTiming]] = []
+        used = room
+        for word in event.words:
+            fitted = self._fit_word(word, room)
+            cost = utf8_size(encode_json(fitted.to_json())) + 1  # the entry and its comma
+            if used + cost > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(fitted)
+            used += cost
+        return [partial(TurnWordTimings, tid, words=tuple(group)) for group in groups]
+
+    @staticmethod
+    def _fit_word(word: WordTiming, room: int) -> WordTiming:
+        """``word`` with its text made UTF-8-safe and, if its entry alone would not fit ``room``, shortened."""
+        text = _without_lone_surrogates(word.word)
+        fixed = utf8_size(encode_json({"word": "", "start_s": word.start_s, "end_s": word.end_s})) + 1
+        if utf8_size(encode_json({"word": text})) - utf8_size(encode_json({"word": ""})) > room - fixed:
+            text = next(split_text_to_fit(text, room - fixed))
+        return word if text == word.word else WordTiming(text, word.start_s, word.end_s)
 
     def _audio_builders(self, event: AudioChunk) -> list[Callable[[int], TurnMessage]]:
         tid = self.turn_id

@@ -19,6 +19,7 @@ from relay_core import limits
 from relay_core.agent_events import AgentPayload, TurnMode, parse_payload
 from relay_core.errors import InvalidFieldError, ProtocolError, RelayError, UnknownActionError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
+from relay_core.word_timings import PLAYED_MS_FIELD, TIMINGS_FIELD, parse_played_ms
 
 
 class ClientAction(StrEnum):
@@ -83,14 +84,16 @@ def new_turn_id() -> str:
 class SendMessage:
     """Start a turn: the agent answers ``prompt`` in text and speech. ``turn_id`` None: the gateway assigns one.
 
-    ``prompt``, ``mode``, ``voice`` and ``speed`` follow exactly the agent payload's rules
-    (:func:`relay_core.agent_events.parse_payload`)."""
+    ``prompt``, ``mode``, ``voice``, ``speed`` and ``timings`` follow exactly the agent payload's rules
+    (:func:`relay_core.agent_events.parse_payload`). ``timings`` True asks for the turn's ``word_timings``
+    messages (captions in step with the audio); False (the default) leaves the turn's messages as they were."""
 
     prompt: str
     voice: str | None = None
     speed: float = limits.DEFAULT_SPEED
     mode: TurnMode = TurnMode.BIDI
     turn_id: str | None = None
+    timings: bool = False
 
     def __post_init__(self) -> None:
         self.check()
@@ -105,13 +108,17 @@ class SendMessage:
 
     def with_turn_id(self, turn_id: str) -> SendMessage:
         """A copy carrying ``turn_id`` (the gateway assigns one when the client gave none)."""
-        return SendMessage(self.prompt, voice=self.voice, speed=self.speed, mode=self.mode, turn_id=turn_id)
+        return SendMessage(
+            self.prompt, voice=self.voice, speed=self.speed, mode=self.mode, turn_id=turn_id, timings=self.timings
+        )
 
     def to_agent_payload(self, request_id: str | None = None) -> AgentPayload:
         """The payload for the agent's ``/invocations``; ``request_id`` defaults to the turn id."""
         obj: JsonObject = {"prompt": self.prompt, "mode": str(self.mode), "speed": self.speed}
         if self.voice is not None:
             obj["voice"] = self.voice
+        if self.timings:
+            obj[TIMINGS_FIELD] = True
         rid = request_id if request_id is not None else self.turn_id
         if rid is not None:
             obj["request_id"] = rid
@@ -125,23 +132,34 @@ class SendMessage:
         obj["mode"] = self.mode.value
         if self.turn_id is not None:
             obj["turn_id"] = self.turn_id
+        if self.timings:
+            obj[TIMINGS_FIELD] = True
         return obj
 
 
 @dataclass(frozen=True, slots=True)
 class Cancel:
-    """Stop a turn (barge-in). ``turn_id`` None: the user's running turn, if any."""
+    """Stop a turn (barge-in). ``turn_id`` None: the user's running turn, if any.
+
+    ``played_ms``: how many milliseconds of the turn's audio the listener played (a player knows it); the agent
+    then keeps in its conversation history only the words heard, marked as interrupted
+    (:func:`relay_core.word_timings.words_heard`). None: the history keeps the whole reply."""
 
     turn_id: str | None = None
+    played_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.turn_id is not None:
             check_turn_id(self.turn_id)
+        if self.played_ms is not None:
+            object.__setattr__(self, "played_ms", parse_played_ms({PLAYED_MS_FIELD: self.played_ms}))
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"action": ClientAction.CANCEL.value}
         if self.turn_id is not None:
             obj["turn_id"] = self.turn_id
+        if self.played_ms is not None:
+            obj[PLAYED_MS_FIELD] = self.played_ms
         return obj
 
 
@@ -175,13 +193,14 @@ def unknown_action_error(action: object) -> UnknownActionError:
 
 
 def _parse_send_message(obj: JsonObject) -> SendMessage:
-    payload = parse_payload({k: obj[k] for k in ("prompt", "mode", "voice", "speed") if k in obj})
+    payload = parse_payload({k: obj[k] for k in ("prompt", "mode", "voice", "speed", TIMINGS_FIELD) if k in obj})
     return SendMessage(
         payload.prompt,
         voice=payload.voice,
         speed=payload.speed,
         mode=payload.mode,
         turn_id=_get_turn_id(obj, required=False),
+        timings=payload.timings,
     )
 
 
@@ -210,7 +229,7 @@ def parse_client_message(data: str | bytes | JsonObject) -> ClientMessage:
     if action == ClientAction.SEND_MESSAGE:
         return _parse_send_message(obj)
     if action == ClientAction.CANCEL:
-        return Cancel(_get_turn_id(obj, required=False))
+        return Cancel(_get_turn_id(obj, required=False), played_ms=parse_played_ms(obj))
     if action == ClientAction.RESUME:
         return _parse_resume(obj)
     raise unknown_action_error(action)

@@ -5,7 +5,8 @@ A client (``relay chat``, the smoke test, tests; the web client mirrors it in JS
 
 1. sends what :meth:`ClientSession.send_message` / :meth:`cancel` return;
 2. hands every text frame it receives to :meth:`ClientSession.receive` and acts on the events it returns
-   (show :class:`TextReceived`, play :class:`AudioReceived` PCM, stop at :class:`TurnEnded`);
+   (show :class:`TextReceived`, play :class:`AudioReceived` PCM, caption with :class:`WordsReceived` when the
+   turn asked for timings, stop at :class:`TurnEnded`);
 3. after a reconnect (or on :class:`GapDetected`) sends what :meth:`ClientSession.resume_all` returns.
 
 Guarantees: per turn, text and audio events come out exactly once and in ``seq`` order whatever the gateway
@@ -44,8 +45,10 @@ from relay_core.turn_messages import (
     TurnMessage,
     TurnStart,
     TurnText,
+    TurnWordTimings,
     parse_server_message,
 )
+from relay_core.word_timings import WordTiming
 
 STALL_RESUME_S = 10.0
 """A client that hears nothing for this long about an accepted, unfinished turn, on a socket still open, sends
@@ -128,6 +131,16 @@ class AudioReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class WordsReceived:
+    """When the next words of the reply are spoken (a turn sent with ``timings=True``): seconds on the turn's audio
+    timeline, where sample ``n`` of the turn's audio plays at ``n / sample_rate``. They come before their audio."""
+
+    turn_id: str
+    seq: int
+    words: tuple[WordTiming, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AudioEnded:
     """The turn's audio is complete."""
 
@@ -179,6 +192,7 @@ ClientEvent = (
     | TextReceived
     | AudioStarted
     | AudioReceived
+    | WordsReceived
     | AudioEnded
     | TurnEnded
     | Rejected
@@ -205,6 +219,8 @@ class ClientTurn:
     sample_rate: int = limits.SAMPLE_RATE
     gap_reported: bool = False
     resume_pending: bool = False
+    words: list[WordTiming] = field(default_factory=list, repr=False)
+    """Every word timing applied so far, in spoken order (empty unless the turn asked for timings)."""
     _text: list[str] = field(default_factory=list, repr=False)
     _pcm: bytearray | None = field(default=None, repr=False)
 
@@ -248,15 +264,17 @@ class ClientSession:
         speed: float = limits.DEFAULT_SPEED,
         mode: TurnMode = TurnMode.BIDI,
         turn_id: str | None = None,
+        timings: bool = False,
     ) -> str:
         """The ``sendMessage`` to send for a new turn. A turn id is chosen when none is given, so the turn can
-        be resumed even if the connection drops before ``turn_accepted``. Raises ``ProtocolError`` for invalid
+        be resumed even if the connection drops before ``turn_accepted``. ``timings``: ask for the reply's word
+        timings (:class:`WordsReceived` events). Raises ``ProtocolError`` for invalid
         fields (``LimitExceededError`` for a message over ``max_send_bytes``) and ``SessionStateError`` for a turn
         id already used in this session; nothing is recorded then."""
         tid = turn_id if turn_id is not None else new_turn_id()
         if tid in self._turns or tid in self._forgotten:
             raise SessionStateError(f"turn id {tid!r} is already used in this session: use a new one per turn")
-        text = serialize(SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid))
+        text = serialize(SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid, timings=timings))
         size = len(text.encode("utf-8"))
         if size > self.max_send_bytes:
             raise LimitExceededError(
@@ -266,10 +284,11 @@ class ClientSession:
         self._turns[tid] = self._new_turn(tid)
         return text
 
-    def cancel(self, turn_id: str | None = None) -> str:
+    def cancel(self, turn_id: str | None = None, *, played_ms: int | None = None) -> str:
         """The ``cancel`` to send (``turn_id`` None: the running turn). The turn ends when its terminal
-        message (``agent_end`` with status ``cancelled``) arrives."""
-        return serialize(Cancel(turn_id))
+        message (``agent_end`` with status ``cancelled``) arrives. ``played_ms``: how much of the turn's audio
+        the listener heard, so the agent remembers only the words heard (None: it remembers the whole reply)."""
+        return serialize(Cancel(turn_id, played_ms=played_ms))
 
     def resume(self, turn_id: str) -> str:
         """The ``resume`` to send for an unfinished turn: everything after its last applied seq."""
@@ -386,6 +405,9 @@ class ClientSession:
             return TextReceived(tid, message.seq, message.text)
         if isinstance(message, TurnAudio):
             return self._apply_audio(turn, message)
+        if isinstance(message, TurnWordTimings):
+            turn.words.extend(message.words)
+            return WordsReceived(tid, message.seq, message.words)
         if isinstance(message, TurnStart):
             return TurnStarted(tid, message.mode, message.model)
         if isinstance(message, TurnAudioStart):
@@ -440,4 +462,5 @@ __all__ = [
     "TurnOutcome",
     "TurnPhase",
     "TurnStarted",
+    "WordsReceived",
 ]

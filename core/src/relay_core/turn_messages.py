@@ -21,9 +21,10 @@ from relay_core.agent_events import AgentEventType, TurnMode, TurnStatus
 from relay_core.client_messages import ClientErrorCode, GatewayError, GatewayMessageType, TurnAccepted, check_turn_id
 from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_str
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTiming, parse_word_timings
 
-TURN_MESSAGE_TYPES = frozenset(t.value for t in AgentEventType)
-"""The ``type`` values of turn messages: the agent event types of §3."""
+TURN_MESSAGE_TYPES = frozenset({*(t.value for t in AgentEventType), WORD_TIMINGS_TYPE})
+"""The ``type`` values of turn messages: the agent event types of §3 and ``word_timings``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +114,20 @@ class TurnError:
     type: str = field(default=AgentEventType.ERROR.value, init=False)
 
 
-TurnMessage = TurnStart | TurnText | TurnAudioStart | TurnAudio | TurnAudioEnd | TurnEnd | TurnError
+@dataclass(frozen=True, slots=True)
+class TurnWordTimings:
+    """When each written word of the reply is spoken (``word_timings``), only in a turn started with
+    ``"timings": true``: ``start_s``/``end_s`` are seconds on the turn's audio timeline (sample 0 of the turn's
+    audio is 0.0 s), in spoken order across all of the turn's ``word_timings`` messages. It comes before the
+    audio it describes; a long segment's words may span several messages (each numbered like any other)."""
+
+    turn_id: str
+    seq: int
+    words: tuple[WordTiming, ...]
+    type: str = field(default=WORD_TIMINGS_TYPE, init=False)
+
+
+TurnMessage = TurnStart | TurnText | TurnAudioStart | TurnAudio | TurnAudioEnd | TurnEnd | TurnError | TurnWordTimings
 ServerMessage = TurnMessage | TurnAccepted | GatewayError
 """Anything the gateway sends a client."""
 
@@ -122,6 +136,13 @@ TERMINAL_TURN_MESSAGES = (TurnEnd, TurnError)
 
 def turn_message_to_json(message: TurnMessage) -> JsonObject:
     """The JSON object of a turn message, ``type`` first (``None`` fields left out)."""
+    if isinstance(message, TurnWordTimings):
+        return {
+            "type": message.type,
+            "turn_id": message.turn_id,
+            "seq": message.seq,
+            "words": [word.to_json() for word in message.words],
+        }
     fields = asdict(message)
     return {"type": fields.pop("type"), **{k: v for k, v in fields.items() if v is not None}}
 
@@ -156,6 +177,9 @@ def _get_turn_id(obj: JsonObject) -> str:
 def _parse_turn_message(obj: JsonObject, kind: str) -> TurnMessage:
     turn_id = _get_turn_id(obj)
     seq = get_int(obj, "seq")
+    if kind == WORD_TIMINGS_TYPE:
+        words = parse_word_timings({"type": WORD_TIMINGS_TYPE, "request_id": turn_id, "words": obj.get("words")})
+        return TurnWordTimings(turn_id, seq, words.words)
     if kind == AgentEventType.AGENT_START:
         return TurnStart(
             turn_id, seq, mode=get_str(obj, "mode") or TurnMode.BIDI.value, model=get_str(obj, "model") or ""
@@ -240,6 +264,7 @@ __all__ = [
     "TurnMessage",
     "TurnStart",
     "TurnText",
+    "TurnWordTimings",
     "parse_server_message",
     "serialize_server_message",
     "serialize_turn_message",
