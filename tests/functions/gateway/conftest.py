@@ -260,6 +260,8 @@ class FakeAgent:
     payloads: list[AgentPayload] = field(default_factory=list)
     sessions: list[str] = field(default_factory=list)
     cancels: list[tuple[str, str]] = field(default_factory=list)
+    played_ms: list[int | None] = field(default_factory=list)
+    """The ``played_ms`` of each cancel request, in order (beside :attr:`cancels`)."""
     opened: threading.Event = field(default_factory=threading.Event)
 
     def open_turn(self, *, session_id: str, payload: AgentPayload) -> ScriptedStream:
@@ -272,8 +274,9 @@ class FakeAgent:
         self.opened.set()
         return stream
 
-    def cancel(self, *, session_id: str, request_id: str) -> list[str]:
+    def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
         self.cancels.append((session_id, request_id))
+        self.played_ms.append(played_ms)
         if self.honour_cancel and self.streams:
             stream = self.streams[-1]
             stream.push(sse(AgentEnd(request_id=request_id, status=TurnStatus.CANCELLED.value)))

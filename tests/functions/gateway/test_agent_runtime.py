@@ -101,3 +101,27 @@ def test_invoke_errors_become_agent_unavailable(aws: None, gw: ModuleType, code:
     stub.add_client_error("invoke_agent_runtime", service_error_code=code, http_status_code=400)
     with stub, pytest.raises(AgentUnavailableError, match=code):
         agent.open_turn(session_id=SESSION, payload=AgentPayload(prompt="hi"))
+
+
+def test_cancel_carries_played_ms_when_the_client_sent_it(aws: None, gw: ModuleType) -> None:
+    agent, stub = runtime(gw)
+    answer = b'{"cancelled":["t-1"]}'
+    stub.add_response(
+        "invoke_agent_runtime",
+        {
+            "contentType": "application/json",
+            "statusCode": 200,
+            "response": StreamingBody(io.BytesIO(answer), len(answer)),
+        },
+        {
+            "agentRuntimeArn": gw.RUNTIME_ARN,
+            "qualifier": "DEFAULT",
+            "runtimeSessionId": SESSION,
+            "payload": b'{"action":"cancel","request_id":"t-1","played_ms":2350}',
+            "contentType": "application/json",
+            "accept": "application/json",
+        },
+    )
+    with stub:
+        assert agent.cancel(session_id=SESSION, request_id="t-1", played_ms=2350) == ["t-1"]
+    stub.assert_no_pending_responses()

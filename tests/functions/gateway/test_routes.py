@@ -338,3 +338,31 @@ def test_connect_send_relay_and_cancel_end_to_end(
     logs = capsys.readouterr().out
     assert token not in logs and "Tell me a long story." not in logs  # no tokens, no prompts in the logs
     assert '"Turns"' in logs and '"MessagesPosted"' in logs
+
+
+def test_send_message_passes_timings_into_the_agent_payload_only_when_asked(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-plain"})
+    deps.connections.release_turn(CONN, "t-plain")
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-timed", "timings": True})
+    plain, timed = invocations.requests()
+    assert (plain.agent.timings, timed.agent.timings) == (False, True)
+    assert "timings" not in invocations.calls[0][2]["agent"], "without timings the relay's payload is unchanged"
+    assert errors(gw) == []
+
+
+def test_cancel_records_played_ms_on_the_turn_and_refuses_a_bad_one(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-p"})
+    bad = gw.message_event("cancel", {"action": "cancel", "turn_id": "t-p", "played_ms": -3}, connection_id=CONN)
+    cancel.handler(bad, lambda_context)
+    assert [e["code"] for e in errors(gw)] == ["invalid_field"]
+    turn = deps.turns.get("t-p")
+    assert turn is not None and not turn.cancel_requested and turn.played_ms is None
+    good = gw.message_event("cancel", {"action": "cancel", "turn_id": "t-p", "played_ms": 1875}, connection_id=CONN)
+    assert cancel.handler(good, lambda_context) == {"statusCode": 200}
+    turn = deps.turns.get("t-p")
+    assert turn is not None and turn.cancel_requested and turn.played_ms == 1875
+    assert len(errors(gw)) == 1

@@ -27,6 +27,7 @@ from relay_core.agent_events import (
 )
 from relay_core.errors import ResumeExpiredError
 from relay_core.resume_buffer import ResumeBuffer
+from relay_core.word_timings import WordTiming, WordTimings
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.posting import PostFailedError
@@ -274,7 +275,7 @@ def test_an_unreachable_agent_ends_the_turn_with_agent_unavailable(deps: Gateway
         def open_turn(self, *, session_id: str, payload: AgentPayload) -> Any:
             raise AgentUnavailableError("invoke_agent_runtime failed: ThrottlingException")
 
-        def cancel(self, *, session_id: str, request_id: str) -> list[str]:
+        def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
             raise AssertionError("nothing to cancel")
 
     poster = gw.RecordingPoster()
@@ -474,4 +475,37 @@ def test_a_failed_poll_is_retried_at_the_next_one(
     deps.turns.request_cancel(TURN, user_id=USER)
     result = running.join()
     assert failures["left"] == 0 and agent.cancels == [(SESSION, TURN)]
+    assert result.outcome == TurnOutcome.CANCELLED
+
+
+def test_word_timings_are_relayed_numbered_before_their_audio(deps: GatewayDeps, gw: ModuleType) -> None:
+    words = WordTimings(TURN, (WordTiming("Hello,", 0.0, 0.3), WordTiming("sea.", 0.35, 0.6)))
+    events = [
+        AgentStart(TURN),
+        TextDelta(TURN, 0, "Hello, sea."),
+        AudioStreamStart(TURN, voice="jf_alpha"),
+        words,
+        AudioChunk(TURN, 0, b64(pcm(24_000))),
+        AudioStreamEnd(TURN, total_chunks=1, duration_s=1.0),
+        AgentEnd(TURN),
+    ]
+    agent = gw.FakeAgent(on_open=lambda stream, payload: (stream.push(gw.sse(*events)), stream.end()))
+    poster = gw.RecordingPoster()
+    start_relay(deps, agent, poster).join()
+    messages = poster.messages("conn-a")
+    assert seqs(messages) == list(range(len(messages)))
+    kinds = [m["type"] for m in messages]
+    assert kinds.index("word_timings") < kinds.index("audio_chunk")
+    [timed] = [m for m in messages if m["type"] == "word_timings"]
+    assert timed["words"] == [w.to_json() for w in words.words]
+
+
+def test_a_cancel_with_played_ms_reaches_the_agent_with_it(deps: GatewayDeps, gw: ModuleType) -> None:
+    agent = gw.FakeAgent(on_open=lambda stream, payload: stream.push(gw.sse(AgentStart(TURN))))
+    poster = gw.RecordingPoster()
+    running = start_relay(deps, agent, poster)
+    poster.wait_for(lambda: bool(poster.sent.get("conn-a")))
+    assert deps.turns.request_cancel(TURN, user_id=USER, played_ms=2350)  # what the cancel route writes
+    result = running.join()
+    assert agent.cancels == [(SESSION, TURN)] and agent.played_ms == [2350]
     assert result.outcome == TurnOutcome.CANCELLED

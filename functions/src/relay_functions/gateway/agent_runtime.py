@@ -44,8 +44,9 @@ class AgentRuntime(Protocol):
         """Start a turn; raises :class:`AgentUnavailableError` when the agent cannot be invoked."""
         ...
 
-    def cancel(self, *, session_id: str, request_id: str) -> list[str]:
-        """Ask the agent to cancel the turn ``request_id`` of the session; the request ids it cancelled."""
+    def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
+        """Ask the agent to cancel the turn ``request_id`` of the session (``played_ms``: how much of its audio the
+        listener heard, so the agent keeps only those words); the request ids it cancelled."""
         ...
 
 
@@ -81,8 +82,8 @@ class BotoAgentRuntime:
         response = self._invoke(session_id, encode_json(payload.to_json()), accept=SSE_CONTENT_TYPE)
         return BodyStream(response["response"])
 
-    def cancel(self, *, session_id: str, request_id: str) -> list[str]:
-        body = encode_json(AgentCancel(request_id=request_id).to_json())
+    def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
+        body = encode_json(AgentCancel(request_id=request_id, played_ms=played_ms).to_json())
         response = self._invoke(session_id, body, accept=JSON_CONTENT_TYPE)
         stream = response["response"]
         try:

@@ -1,5 +1,6 @@
-"""``cancel``: barge-in. Flags the turn (named, or the connection's running one) in the turns table; the relay,
-which reads the flag every ``turn_relay.POLL_INTERVAL_S``, sends the agent its cancel request on the same
+"""``cancel``: barge-in. Flags the turn (named, or the connection's running one) in the turns table, with the
+client's ``played_ms`` when it sent one; the relay, which reads the flag every ``turn_relay.POLL_INTERVAL_S``,
+sends the agent its cancel request (carrying ``played_ms``: the agent keeps only the words heard) on the same
 AgentCore session, and the client then gets the agent's ``agent_end`` with status ``cancelled``. No other
 answer is sent on success; an unknown or finished turn is answered ``error unknown_turn``.
 """
@@ -24,10 +25,10 @@ def cancel_turn(ctx: RouteContext, connection: Connection, message: Cancel, deps
     if turn_id is None:
         raise rejection(ClientErrorCode.UNKNOWN_TURN, "no turn is running on this connection: nothing to cancel")
     append_keys(turn_id=turn_id)
-    if not deps.turns.request_cancel(turn_id, user_id=connection.user_id):
+    if not deps.turns.request_cancel(turn_id, user_id=connection.user_id, played_ms=message.played_ms):
         raise rejection(ClientErrorCode.UNKNOWN_TURN, f"turn {turn_id!r} is not running (unknown, or already over)")
     count("CancelsRequested")
-    logger.info("cancel requested")
+    logger.info("cancel requested", extra={"played_ms": message.played_ms})
 
 
 ROUTES: dict[type[ClientMessage], RouteFunction] = {Cancel: cancel_turn}

@@ -11,7 +11,8 @@
 3. Every :data:`POLL_INTERVAL_S` a watcher thread reads the turn record (one consistent GetItem) and queues the
    read behind the agent's chunks; the relay thread acts on it in order, so a slow read never holds up a post
    (and the first agent call waits for no poll):
-   - ``cancel_requested`` → the agent's cancel request on the same session; the agent then ends its stream
+   - ``cancel_requested`` → the agent's cancel request on the same session, with the client's ``played_ms`` if
+     the cancel carried one (the agent then keeps only the words heard); the agent then ends its stream
      with ``agent_end`` status ``cancelled``, which the client gets like any message. Latency from the
      ``cancel`` route's write to the agent's cancel request: at most POLL_INTERVAL_S + one GetItem.
      If the agent has not ended the turn :data:`CANCEL_GRACE_S` later, the relay ends it itself.
@@ -353,7 +354,7 @@ class TurnRelay:
             self.detached_since = self.detached_since or 0.0
             return None
         if turn.cancel_requested and self._cancel_sent_at is None and not self.framer.finished:
-            self._send_cancel()
+            self._send_cancel(played_ms=turn.played_ms)
         if turn.resume_count > self._seen_resumes:
             self._seen_resumes = turn.resume_count
             self._switch(turn.connection_id, turn.resume_after_seq)
@@ -361,12 +362,14 @@ class TurnRelay:
             self.detached_since = turn.detached_at
         return turn
 
-    def _send_cancel(self) -> None:
+    def _send_cancel(self, *, played_ms: int | None = None) -> None:
         if self._cancel_sent_at is not None:
             return
         self._cancel_sent_at = self._clock.monotonic()
         try:
-            cancelled = self._agent.cancel(session_id=self.request.session_id, request_id=self.request.turn_id)
+            cancelled = self._agent.cancel(
+                session_id=self.request.session_id, request_id=self.request.turn_id, played_ms=played_ms
+            )
         except AgentUnavailableError as exc:
             logger.error("the agent's cancel request failed: %s", exc)
             return

@@ -4,7 +4,8 @@ The relay (one Lambda invocation per turn) streams the agent's events; the ``can
 ``$disconnect`` handlers (other Lambdas) steer it only through this item, which the relay reads every
 :data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S`:
 
-- ``cancel_requested``: set by ``cancel``; the relay sends the agent its cancel request.
+- ``cancel_requested`` (+ ``played_ms`` when the client said how much it played): set by ``cancel``; the relay
+  sends the agent its cancel request, with ``played_ms`` (truthful barge-in: the agent keeps the words heard).
 - ``connection_id`` + ``resume_after_seq`` + ``resume_count``: switched by ``resume``; the relay replays its
   buffer after ``resume_after_seq`` to the new connection, then continues live there.
 - ``detached_at``: set when the client's connection went away (``$disconnect`` or a ``GoneException``);
@@ -63,6 +64,8 @@ class Turn:
     resume_count: int
     resume_after_seq: int
     created_at: float
+    played_ms: int | None = None
+    """Milliseconds of the turn's audio the client played when it cancelled (None: it did not say)."""
 
 
 class TurnStore:
@@ -101,14 +104,19 @@ class TurnStore:
         item = response.get("Item")
         return _turn(item) if item else None
 
-    def request_cancel(self, turn_id: str, *, user_id: str) -> bool:
-        """Flag a running turn of ``user_id`` for cancellation; False if there is no such running turn."""
-        return self._update(
-            turn_id,
-            "SET cancel_requested = :true, updated_at = :now",
-            "user_id = :u AND #state <> :closed",
-            {":true": {"BOOL": True}, ":u": {"S": user_id}, ":closed": {"S": TurnState.CLOSED.value}},
-        )
+    def request_cancel(self, turn_id: str, *, user_id: str, played_ms: int | None = None) -> bool:
+        """Flag a running turn of ``user_id`` for cancellation, recording ``played_ms`` when given (a later cancel
+        with it replaces an earlier one's); False if there is no such running turn."""
+        update = "SET cancel_requested = :true, updated_at = :now"
+        values: dict[str, Any] = {
+            ":true": {"BOOL": True},
+            ":u": {"S": user_id},
+            ":closed": {"S": TurnState.CLOSED.value},
+        }
+        if played_ms is not None:
+            update += ", played_ms = :played"
+            values[":played"] = {"N": str(played_ms)}
+        return self._update(turn_id, update, "user_id = :u AND #state <> :closed", values)
 
     def mark_detached(self, turn_id: str, *, connection_id: str) -> bool:
         """Record that the turn's client connection went away (if the turn still uses it and is not already
@@ -200,6 +208,7 @@ class TurnStore:
 
 def _turn(item: dict[str, Any]) -> Turn:
     detached = item.get("detached_at", {}).get("N")
+    played = item.get("played_ms", {}).get("N")
     return Turn(
         turn_id=item["pk"]["S"],
         user_id=item["user_id"]["S"],
@@ -212,6 +221,7 @@ def _turn(item: dict[str, Any]) -> Turn:
         resume_count=int(item["resume_count"]["N"]),
         resume_after_seq=int(item["resume_after_seq"]["N"]),
         created_at=float(item["created_at"]["N"]),
+        played_ms=int(played) if played is not None else None,
     )
 
 
