@@ -5,6 +5,8 @@
 command. Prompts come from the arguments, or one per line from stdin. For each turn it prints the reply's text as
 it streams, the time to first audio and the message statistics, and writes the speech to a WAV file.
 ``--drop-after N`` aborts the connection after N messages and resumes on a new one (nothing lost or repeated).
+``--timings`` asks for the reply's word timings and prints each word with the time it is spoken, instead of the
+raw text stream.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from websockets.exceptions import InvalidStatus, InvalidURI
 from relay_core import limits
 from relay_core.agent_events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
-from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome
+from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
+from relay_core.word_timings import WordTiming
 from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
 from relay_local.gateway_client import GatewayTurnError, TurnReport, run_turn
 from relay_local.relay_stack import RelayStack
@@ -47,6 +50,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--voice", help="voice name or blend (default: the container's)")
     parser.add_argument("--speed", type=float, default=1.0, help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}")
     parser.add_argument("--drop-after", type=int, metavar="N", help="drop the connection after N messages, resume")
+    parser.add_argument(
+        "--timings", action="store_true", help="ask for word timings; print each word with when it is spoken"
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the summaries")
     add_agent_options(parser)
     parser.set_defaults(run=chat)
@@ -54,6 +60,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def _out_path(base: Path, index: int) -> Path:
     return base if index == 0 else base.with_name(f"{base.stem}-{index + 1}{base.suffix}")
+
+
+def caption_line(word: WordTiming) -> str:
+    """One word as ``relay chat --timings`` prints it: its span on the turn's audio timeline, then the word."""
+    return f"{word.start_s:8.2f} – {word.end_s:6.2f} s  {word.word}"
 
 
 def _prompts(args: argparse.Namespace) -> list[str]:
@@ -66,9 +77,15 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
     failures = 0
 
     def show(event: ClientEvent) -> None:
-        if isinstance(event, TextReceived) and not args.quiet:
+        if args.quiet:
+            return
+        if isinstance(event, WordsReceived):
+            sys.stdout.write("".join(caption_line(word) + "\n" for word in event.words))
+        elif isinstance(event, TextReceived) and not args.timings:
             sys.stdout.write(event.text)
-            sys.stdout.flush()
+        else:
+            return
+        sys.stdout.flush()
 
     for index, prompt in enumerate(prompts):
         try:
@@ -81,6 +98,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
                 speed=args.speed,
                 on_event=show,
                 drop_after=args.drop_after,
+                timings=args.timings,
             )
         except GatewayTurnError as exc:
             print(f"\nrelay chat: {exc}", file=sys.stderr)
@@ -155,4 +173,4 @@ def chat(args: argparse.Namespace) -> int:
     return code
 
 
-__all__ = ["add_parser", "chat"]
+__all__ = ["add_parser", "caption_line", "chat"]

@@ -23,6 +23,7 @@ from relay_core.client_session import (
     AudioReceived,
     ClientEvent,
     ClientSession,
+    ClientTurn,
     DuplicateIgnored,
     GapDetected,
     TextReceived,
@@ -30,8 +31,13 @@ from relay_core.client_session import (
     TurnOutcome,
     TurnPhase,
 )
+from relay_core.word_timings import WordTiming
 
 DEFAULT_TURN_TIMEOUT_S = 300.0
+
+BargeIn = Callable[[ClientTurn], int | None]
+"""Asked after every message applied: a number means "cancel the turn now, this many milliseconds of its audio were
+played" (the agent then remembers only the words heard); None means go on."""
 
 
 class GatewayTurnError(RuntimeError):
@@ -62,6 +68,10 @@ class TurnReport:
     """Resumes sent on the open connection after ``stall_s`` without a message."""
     seqs: list[int] = field(default_factory=list)
     """Every applied seq, in order (a correct turn: 0, 1, 2, ... with no repeat)."""
+    words: list[WordTiming] = field(default_factory=list)
+    """The reply's word timings (only when the turn asked for them), on the turn's audio timeline."""
+    cancel_played_ms: int | None = None
+    """The ``played_ms`` the client's cancel carried (``barge_in``), if it sent one."""
 
 
 def connect_url(gateway_url: str, token: str) -> str:
@@ -87,17 +97,21 @@ async def run_turn(
     cancel_after_first_audio: bool = False,
     timeout_s: float = DEFAULT_TURN_TIMEOUT_S,
     stall_s: float = STALL_RESUME_S,
+    timings: bool = False,
+    barge_in: BargeIn | None = None,
 ) -> TurnReport:
     """Run one turn to its end. ``drop_after=N``: abort the connection after the N-th turn message, reconnect
     and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in.
-    ``stall_s``: after this long without a message, ``resume`` on the same connection (a lost post)."""
+    ``stall_s``: after this long without a message, ``resume`` on the same connection (a lost post).
+    ``timings``: ask for the reply's word timings (``WordsReceived`` events, :attr:`TurnReport.words`).
+    ``barge_in``: a truthful barge-in, a cancel carrying ``played_ms`` when it first answers a number."""
     session = ClientSession(collect_audio=True)
     started = time.perf_counter()
     deadline = started + timeout_s
     websocket = await open_connection(gateway_url, token)
     turn_id = ""
     try:
-        await websocket.send(session.send_message(prompt, mode=mode, voice=voice, speed=speed))
+        await websocket.send(session.send_message(prompt, mode=mode, voice=voice, speed=speed, timings=timings))
         turn_id = session.turns[-1].turn_id
         report = TurnReport(turn_id)
         cancelled = False
@@ -146,6 +160,12 @@ async def run_turn(
                     on_event(event)
             if session.turn(turn_id).last_seq > last_seq:
                 report.seqs.append(session.turn(turn_id).last_seq)
+                if barge_in is not None and not cancelled and not session.turn(turn_id).finished:
+                    played_ms = barge_in(session.turn(turn_id))
+                    if played_ms is not None:
+                        cancelled = True
+                        report.cancel_played_ms = played_ms
+                        await websocket.send(session.cancel(turn_id, played_ms=played_ms))
             if drop_after is not None and report.messages == drop_after and report.reconnects == 0:
                 websocket.transport.abort()
                 await websocket.wait_closed()
@@ -155,6 +175,7 @@ async def run_turn(
     turn = session.turn(turn_id)
     report.text = turn.text
     report.pcm = turn.pcm
+    report.words = list(turn.words)
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -171,6 +192,7 @@ async def _reconnect(gateway_url: str, token: str, session: ClientSession, repor
 
 __all__ = [
     "DEFAULT_TURN_TIMEOUT_S",
+    "BargeIn",
     "GatewayTurnError",
     "TurnReport",
     "connect_url",

@@ -1,0 +1,99 @@
+"""Captions and the truthful barge-in through the whole local relay (tests/conftest.py ``relay_stack``: the REAL
+gateway functions, the real agent app with the speak model, the real Kokoro model), as a mobile client sees them,
+and ``relay chat --timings`` in-process against the same stack."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import time
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from relay_core import limits
+from relay_core.client_session import ClientTurn, TextReceived, TurnOutcome, WordsReceived
+from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
+from relay_local import chat_cli
+from relay_local.cli import main as relay_main
+from relay_local.gateway_client import TurnReport, run_turn
+from voice_agent.app import VoiceAgentService
+
+SHORT = "Hello there. The gateway relays every sentence."
+LONG = (
+    "This reply is long on purpose, so that the listener can interrupt it. Every sentence goes to speech at once. "
+    "The relay numbers each message of the turn. And this last sentence is one that nobody should hear."
+)
+HEARD = 3
+"""The barge-in comes after the listener heard this many words of LONG."""
+
+
+def _session_id(stack: Any, turn_id: str) -> str:
+    """The AgentCore session (conversation) the gateway ran the turn on, from the turns table."""
+    db = boto3.client("dynamodb", endpoint_url=stack.dynamodb_url, region_name=stack.env["AWS_REGION"])
+    item = db.get_item(TableName=stack.env["TURNS_TABLE"], Key={"pk": {"S": turn_id}}, ConsistentRead=True)
+    return str(item["Item"]["session_id"]["S"])
+
+
+def _last_reply(session_id: str) -> str | None:
+    """The last assistant message of the conversation, as the in-process agent app keeps it (None: not found)."""
+    for service in (o for o in gc.get_objects() if isinstance(o, VoiceAgentService)):
+        if service.conversations.ended_latest(session_id=session_id) is None:
+            continue
+        message = service.conversations.get(session_id).agent.messages[-1]
+        if message["role"] == "assistant":
+            return "".join(str(block["text"]) for block in message["content"] if "text" in block)
+    return None
+
+
+def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_memory(relay_stack: Any) -> None:
+    url, token = relay_stack.gateway_url, relay_stack.dev_token("captions-user")
+    report = asyncio.run(run_turn(url, token, SHORT, timings=True))
+    assert report.outcome is TurnOutcome.COMPLETED
+    assert [w.word for w in report.words] == report.text.split(), "every written word, in order"
+    WordTimings("check", tuple(report.words))  # never going back in time, across segments
+    audio_s = len(report.pcm) / limits.SAMPLE_WIDTH_BYTES / limits.SAMPLE_RATE
+    assert all(0 <= w.start_s <= w.end_s <= audio_s + 0.001 for w in report.words), (audio_s, report.words[-1])
+
+    def barge_in(turn: ClientTurn) -> int | None:
+        if len(turn.words) <= HEARD:
+            return None
+        before, after = turn.words[HEARD - 1], turn.words[HEARD]
+        return round(500 * (before.midpoint_s + after.midpoint_s))  # past word HEARD-1's midpoint, before HEARD's
+
+    cut = asyncio.run(run_turn(url, token, LONG, timings=True, barge_in=barge_in))
+    assert cut.outcome is TurnOutcome.CANCELLED and cut.cancel_played_ms is not None
+    expected = " ".join(LONG.split()[:HEARD]) + f"… {INTERRUPTED_MARK}"
+    session_id = _session_id(relay_stack, cut.turn_id)
+    assert session_id == _session_id(relay_stack, report.turn_id), "one conversation per user"
+    deadline = time.monotonic() + 10
+    while (reply := _last_reply(session_id)) != expected:
+        assert time.monotonic() < deadline, f"the agent remembers {reply!r}, not {expected!r}"
+        time.sleep(0.05)
+
+
+def test_relay_chat_timings_prints_each_word_with_its_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CLI's side only (the gateway client is exercised above): the flag reaches the turn, every word is
+    printed with its span, the raw text stream is not printed twice."""
+    asked: list[bool] = []
+    words = (WordTiming("Hi", 0.09, 0.29), WordTiming("there.", 0.34, 0.64))
+
+    async def fake_run_turn(*args: Any, on_event: Any, timings: bool, **kwargs: Any) -> TurnReport:
+        asked.append(timings)
+        for event in (TextReceived("t-1", 1, "Hi there."), WordsReceived("t-1", 2, words)):
+            on_event(event)
+        return TurnReport("t-1", outcome=TurnOutcome.COMPLETED, text="Hi there.", pcm=b"\0\0" * 24_000)
+
+    monkeypatch.setattr(chat_cli, "run_turn", fake_run_turn)
+    out = tmp_path / "chat.wav"
+    argv = ["chat", "--gateway-url", "ws://127.0.0.1:9/x", "--token", "t", "--out", str(out), "--timings", "Hi."]
+    assert relay_main(argv) == 0
+    printed = capsys.readouterr().out
+    assert asked == [True]
+    assert printed.startswith("    0.09 –   0.29 s  Hi\n    0.34 –   0.64 s  there.\n")
+    assert "Hi there." not in printed
+    assert out.exists()
