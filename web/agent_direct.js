@@ -5,6 +5,7 @@
 
 import { SseDecoder } from "./sse.js";
 import { PcmAssembler, base64ToBytes } from "./pcm.js";
+import { parseWords, playedMsField } from "./client_session.js";
 
 /** The header that names an AgentCore conversation (relay_core.agent_events.AGENTCORE_SESSION_HEADER). */
 export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
@@ -24,6 +25,7 @@ export class AgentEventMapper {
     this._pcm = new PcmAssembler();
     this.finished = false;
     this.samples = 0;
+    this.wordMessages = 0;
   }
 
   /**
@@ -54,6 +56,13 @@ export class AgentEventMapper {
         const sampleOffset = this.samples;
         this.samples += samples.length;
         return samples.length > 0 ? [{ type: "audio_received", turnId, seq: Number(event.seq), sampleOffset, samples }] : [];
+      }
+      case "word_timings": {
+        // The agent's own event (times on the turn's audio timeline); it has no seq of its own.
+        const words = parseWords(event.words);
+        if (words === null) return [{ type: "protocol_error", message: "the agent sent malformed word_timings" }];
+        this.wordMessages += 1;
+        return [{ type: "words_received", turnId, seq: this.wordMessages - 1, words }];
       }
       case "audio_stream_end":
         return [{ type: "audio_ended", turnId, totalSamples: this.samples, durationS: Number(event.duration_s) }];
@@ -97,15 +106,19 @@ export class AgentDirectClient {
     this.turnId = null;
     /** @type {AbortController | null} */
     this._abort = null;
+    /** @type {Record<string, unknown>[]} every cancel request sent, in order (test hook) */
+    this.sentCancels = [];
   }
 
   /**
    * Run one turn; resolves when its stream ends.
-   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, turnId: string}} turn
+   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, turnId: string,
+   *          timings?: boolean}} turn
    */
   async run(turn) {
     this.turnId = turn.turnId;
     const payload = { prompt: turn.prompt, mode: turn.mode ?? "bidi", request_id: turn.turnId };
+    if (turn.timings) Object.assign(payload, { timings: true });
     if (turn.voice) Object.assign(payload, { voice: turn.voice });
     if (turn.speed !== undefined) Object.assign(payload, { speed: turn.speed });
     const abort = new AbortController();
@@ -162,14 +175,22 @@ export class AgentDirectClient {
     }
   }
 
-  /** Ask the agent to cancel the running turn (it ends the stream with agent_end status cancelled). */
-  async cancel() {
+  /**
+   * Ask the agent to cancel the running turn (it ends the stream with agent_end status cancelled).
+   * `playedMs`: how many ms of the turn's audio the listener heard (the agent keeps only those words).
+   * @param {number | null} [playedMs]
+   */
+  async cancel(playedMs = null) {
     if (this.turnId === null) return;
+    /** @type {Record<string, unknown>} */
+    const body = { action: "cancel", request_id: this.turnId };
+    if (playedMs !== null) body.played_ms = playedMsField(playedMs);
+    this.sentCancels.push(body);
     try {
       await this._fetch(this.endpoint, {
         method: "POST",
         headers: { "content-type": "application/json", [AGENTCORE_SESSION_HEADER]: this.sessionId },
-        body: JSON.stringify({ action: "cancel", request_id: this.turnId }),
+        body: JSON.stringify(body),
       });
     } catch {
       this._abort?.abort(); // the agent is unreachable: at least stop reading

@@ -1,11 +1,16 @@
 // The page: wires the form, the transports (gateway WebSocket or the agent's SSE directly), the player and
 // the views. Protocol logic lives in client_session.js / agent_direct.js, audio in player.js.
 //
-// Test hooks (used by tests/web/test_web_*.py): window.relayApp (ready promise, config, metrics),
+// Captions: with the "captions" box ticked the turn asks for word timings, and each word of the reply is
+// highlighted when the player's clock (the audio schedule, not the wall clock) reaches its start_s.
+//
+// Test hooks (used by tests/web/test_web_*.py): window.relayApp (ready promise, config, metrics: the Turn,
+// captions included),
 // window.relayPlayer (the PcmPlayer: schedule record and samples), window.relayClient (the GatewayClient:
 // dropConnection(), sent messages, the ClientSession).
 
 import { AgentDirectClient } from "./agent_direct.js";
+import { CaptionTrack, alignToReply } from "./captions.js";
 import { ClientSession, newTurnId } from "./client_session.js";
 import { GatewayClient } from "./gateway.js";
 import { firstAudibleIndex } from "./pcm.js";
@@ -19,6 +24,7 @@ const ui = {
   form: /** @type {HTMLFormElement} */ ($("composer")),
   prompt: /** @type {HTMLTextAreaElement} */ ($("prompt")),
   mode: /** @type {HTMLSelectElement} */ ($("mode")),
+  captions: /** @type {HTMLInputElement} */ ($("captions")),
   voice: /** @type {HTMLInputElement} */ ($("voice")),
   send: /** @type {HTMLButtonElement} */ ($("send")),
   stop: /** @type {HTMLButtonElement} */ ($("stop")),
@@ -76,12 +82,30 @@ function tokenSubject(token) {
   }
 }
 
+class Captions {
+  /** The caption state of one turn: the timed words, where each sits in the reply, what is highlighted. */
+  constructor() {
+    this.track = new CaptionTrack();
+    /** @type {Array<[number, number]>} for timed word i, its rendered reply words [first, last] */
+    this.spans = [];
+    this.next = 0;
+    /** the timed word highlighted now (-1: none yet) */
+    this.current = -1;
+    /** every rendered reply word up to this index has been spoken */
+    this.spokenThrough = -1;
+    /** @type {{index: number, at: number}[]} each timed word as it got highlighted, with the player's clock then
+     * (seconds of the turn's audio played): the test hook that shows captions following playback */
+    this.log = [];
+  }
+}
+
 class Turn {
   /**
    * The turn on screen; metrics in ms since Send (performance.now clock).
    * @param {string} id
+   * @param {boolean} timings whether the turn asked for word timings (captions)
    */
-  constructor(id) {
+  constructor(id, timings = false) {
     this.id = id;
     this.sentAt = performance.now();
     /** @type {number | null} */
@@ -92,6 +116,10 @@ class Turn {
     /** @type {string} */
     this.status = "sending";
     this.words = new WordStream();
+    /** @type {Captions | null} */
+    this.captions = timings ? new Captions() : null;
+    /** @type {number | null} the played_ms the Stop button's cancel carried */
+    this.cancelPlayedMs = null;
   }
 }
 
@@ -174,6 +202,62 @@ function playAudio(samples) {
   turn.samples += samples.length;
 }
 
+/** @param {import("./client_session.js").WordTiming[]} words */
+function addCaptions(words) {
+  if (turn === null || turn.captions === null) return;
+  const c = turn.captions;
+  c.track.add(words);
+  const aligned = alignToReply(words, turn.words.words(), c.next);
+  c.spans.push(...aligned.spans);
+  c.next = aligned.next;
+  followPlayback();
+}
+
+/** @param {number} index a rendered reply word */
+const replyWord = (index) => ui.reply.querySelector(`.word[data-index="${index}"]`);
+
+/** Highlight the word the player's clock is in (or last passed), and mark every word before it spoken. */
+function showCaptionAt(/** @type {Captions} */ c, /** @type {number} */ seconds) {
+  const index = c.track.highlightAt(seconds);
+  if (index === c.current) return;
+  if (c.current >= 0) {
+    const [first, last] = c.spans[c.current];
+    for (let j = first; j <= last; j++) replyWord(j)?.classList.remove("current");
+  }
+  c.current = index;
+  if (index < 0) return;
+  c.log.push({ index, at: seconds });
+  const [first, last] = c.spans[index];
+  for (let j = first; j <= last; j++) replyWord(j)?.classList.add("current");
+  const through = Math.max(last, first - 1);
+  for (let j = c.spokenThrough + 1; j <= through; j++) replyWord(j)?.classList.add("spoken");
+  c.spokenThrough = Math.max(c.spokenThrough, through);
+}
+
+let following = false;
+
+/** Follow the player's clock with the captions, one step per animation frame, while the turn can still speak. */
+function followPlayback() {
+  if (following) return;
+  following = true;
+  const step = () => {
+    const c = turn?.captions ?? null;
+    if (turn === null || c === null) {
+      following = false;
+      return;
+    }
+    showCaptionAt(c, player.playedSeconds());
+    const ended = !["sending", "streaming", "cancelling"].includes(turn.status);
+    if (ended && (player.stopped || !player.playing)) {
+      showCaptionAt(c, player.playedSeconds());
+      following = false;
+      return;
+    }
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
+}
+
 /** @param {boolean} running */
 function setRunning(running) {
   ui.send.disabled = running;
@@ -194,6 +278,9 @@ function onEvent(event) {
       break;
     case "audio_received":
       playAudio(event.samples);
+      break;
+    case "words_received":
+      addCaptions(event.words);
       break;
     case "turn_ended":
       turn.status = event.outcome;
@@ -246,8 +333,9 @@ function startTurn(config) {
     mode: ui.mode.value,
     voice: ui.voice.value.trim() || null,
     turnId: newTurnId(),
+    timings: ui.captions.checked,
   };
-  turn = new Turn(options.turnId);
+  turn = new Turn(options.turnId, options.timings);
   setRunning(true);
   renderMetrics();
   if (route() === "direct") {
@@ -259,14 +347,19 @@ function startTurn(config) {
 }
 
 function stopTurn() {
+  // What the listener heard, by the player's schedule: the agent keeps only those words in its memory.
+  const playedMs = Math.round(player.playedSeconds() * 1000);
   player.stop();
-  if (turn !== null) turn.status = "cancelling";
+  if (turn !== null) {
+    turn.status = "cancelling";
+    turn.cancelPlayedMs = playedMs;
+  }
   renderMetrics();
   if (route() === "direct") {
-    direct?.cancel();
+    direct?.cancel(playedMs);
   } else {
     const current = session.current;
-    if (current !== null && !current.finished) gateway?.send(session.cancel(current.turnId));
+    if (current !== null && !current.finished) gateway?.send(session.cancel(current.turnId, playedMs));
   }
 }
 

@@ -72,3 +72,39 @@ export class CaptionTrack {
     return lo - 1;
   }
 }
+
+/**
+ * Where each timed word sits among the reply's rendered words (whitespace-separated, as transcript.js renders
+ * them): a timed word is a written word of the reply, but a run of punctuation alone ("—") joins the word before
+ * it, so one timed word may cover several rendered words. Words are matched in order from `from`; a timed word
+ * not found within `lookahead` rendered words keeps the place after the previous one (its text may still be
+ * arriving). Pure.
+ * @param {WordTiming[]} words       timed words, in spoken order
+ * @param {string[]} replyWords       the reply's rendered words so far
+ * @param {number} [from]             the first rendered word not yet matched
+ * @param {number} [lookahead]
+ * @returns {{spans: Array<[number, number]>, next: number}} for each timed word its rendered words [first, last]
+ *   (first > last: none found), and where the next match starts
+ */
+export function alignToReply(words, replyWords, from = 0, lookahead = 8) {
+  /** @type {Array<[number, number]>} */
+  const spans = [];
+  let next = from;
+  for (const w of words) {
+    const pieces = w.word.split(/\s+/u).filter((p) => p !== "");
+    let found = -1;
+    for (let j = next; j < Math.min(replyWords.length, next + lookahead); j++) {
+      if (replyWords[j] === pieces[0]) {
+        found = j;
+        break;
+      }
+    }
+    if (found < 0) {
+      spans.push([next, next - 1]);
+      continue;
+    }
+    spans.push([found, found + pieces.length - 1]);
+    next = found + pieces.length;
+  }
+  return { spans, next };
+}

@@ -17,6 +17,7 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
  *   | {type: "text_received", turnId: string, seq: number, text: string}
  *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
+ *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[]}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
  *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
@@ -24,6 +25,22 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
  *   | {type: "duplicate_ignored", turnId: string, seq: number}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
+
+/**
+ * One written word and the span of its speech, in seconds on the turn's audio timeline
+ * (relay_core.word_timings.WordTiming).
+ * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
+ */
+
+/**
+ * relay_core.client_session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
+ * unfinished turn, on a socket still open, sends that turn's `resume` on the same connection
+ * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
+ */
+export const STALL_RESUME_MS = 10_000;
+
+/** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
+export const MAX_PLAYED_MS = 24 * 60 * 60 * 1000;
 
 /** relay_core.client_session.TurnPhase */
 export const TurnPhase = Object.freeze({ SENT: "sent", ACTIVE: "active", ENDED: "ended" });
@@ -67,6 +84,8 @@ export class ClientTurn {
     this.resumePending = false;
     this.gaps = 0;
     this.duplicates = 0;
+    /** @type {WordTiming[]} every word timing applied so far (only when the turn asked for timings) */
+    this.words = [];
     this._pcm = new PcmAssembler();
   }
 
@@ -96,7 +115,9 @@ export class ClientSession {
   /**
    * The `sendMessage` for a new turn. The client picks the turn id so the turn can be resumed even if the
    * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
-   * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string}} turn
+   * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
+   * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string,
+   *          timings?: boolean}} turn
    * @returns {string}
    */
   sendMessage(turn) {
@@ -111,16 +132,23 @@ export class ClientSession {
     message.speed = turn.speed ?? 1.0;
     message.mode = turn.mode ?? "bidi";
     message.turn_id = turnId;
+    if (turn.timings) message.timings = true;
     return JSON.stringify(message);
   }
 
   /**
    * The `cancel` to send (turnId null: the user's running turn). The turn ends when its terminal message
-   * (agent_end with status cancelled) arrives.
+   * (agent_end with status cancelled) arrives. `playedMs`: how many ms of the turn's audio the listener heard
+   * (the agent then remembers only the words heard); null: not said.
    * @param {string | null} [turnId]
+   * @param {number | null} [playedMs]
    */
-  cancel(turnId = null) {
-    return JSON.stringify(turnId === null ? { action: "cancel" } : { action: "cancel", turn_id: turnId });
+  cancel(turnId = null, playedMs = null) {
+    /** @type {Record<string, unknown>} */
+    const message = { action: "cancel" };
+    if (turnId !== null) message.turn_id = turnId;
+    if (playedMs !== null) message.played_ms = playedMsField(playedMs);
+    return JSON.stringify(message);
   }
 
   /**
@@ -245,6 +273,12 @@ export class ClientSession {
         return { type: "text_received", turnId, seq: msg.seq, text: msg.text };
       case "audio_chunk":
         return this._applyAudio(turn, msg);
+      case "word_timings": {
+        const words = parseWords(msg.words);
+        if (words === null) return protocolError(`word_timings ${msg.seq} has malformed words`);
+        turn.words.push(...words);
+        return { type: "words_received", turnId, seq: msg.seq, words };
+      }
       case "agent_start":
         return { type: "turn_started", turnId, mode: String(msg.mode ?? "bidi"), model: String(msg.model ?? "") };
       case "audio_stream_start":
@@ -304,6 +338,36 @@ function end(turn, outcome, code, message) {
   turn.errorCode = code;
   turn.resumePending = false;
   return { type: "turn_ended", turnId: turn.turnId, outcome, code, message };
+}
+
+/**
+ * A cancel's `played_ms`: a whole number of ms within 0..MAX_PLAYED_MS (relay_core.word_timings.parse_played_ms).
+ * @param {number} playedMs
+ */
+export function playedMsField(playedMs) {
+  if (!Number.isFinite(playedMs)) throw new RangeError("played_ms must be a finite number of milliseconds");
+  return Math.min(MAX_PLAYED_MS, Math.max(0, Math.round(playedMs)));
+}
+
+/**
+ * The `words` of a word_timings message, or null if any entry is malformed (relay_core.word_timings checks).
+ * @param {unknown} value
+ * @returns {WordTiming[] | null}
+ */
+export function parseWords(value) {
+  if (!Array.isArray(value)) return null;
+  /** @type {WordTiming[]} */
+  const words = [];
+  let lastEnd = 0;
+  for (const item of value) {
+    if (item === null || typeof item !== "object") return null;
+    const { word, start_s: start, end_s: end } = /** @type {Record<string, unknown>} */ (item);
+    if (typeof word !== "string" || word === "" || typeof start !== "number" || typeof end !== "number") return null;
+    if (!(Number.isFinite(start) && Number.isFinite(end) && 0 <= start && start <= end && start >= lastEnd)) return null;
+    words.push({ word, start_s: start, end_s: end });
+    lastEnd = end;
+  }
+  return words;
 }
 
 /** @param {unknown} value */

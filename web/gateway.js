@@ -4,6 +4,12 @@
 //
 // All protocol logic (numbering, dedupe, gaps, PCM reassembly, what to resume from) lives in
 // client_session.js; this module only moves strings and decides when to reconnect.
+//
+// A turn that goes silent on a socket that is still open (a message the gateway could not deliver, when no later
+// message shows the gap) is resumed on the same connection after STALL_RESUME_MS without a message, as
+// relay_core.client_session.STALL_RESUME_S says; a resume of a healthy turn is harmless.
+
+import { STALL_RESUME_MS, TurnPhase } from "./client_session.js";
 
 /** Delays before reconnect attempts, in ms; the last one repeats until `maxAttempts`. */
 export const RECONNECT_DELAYS_MS = [0, 200, 500, 1000, 2000, 4000];
@@ -19,7 +25,10 @@ export const MAX_RECONNECT_ATTEMPTS = 12;
  * @property {(event: import("./client_session.js").ClientEvent) => void} onEvent
  * @property {(state: ConnectionState, detail: string) => void} [onState]
  * @property {typeof WebSocket} [WebSocketImpl]
- * @property {(fn: () => void, ms: number) => unknown} [setTimer]
+ * @property {(fn: () => void, ms: number) => unknown} [setTimer]  schedules reconnects
+ * @property {number | null} [stallMs]  silence before a resume on the open socket (null: never)
+ * @property {(fn: () => void, ms: number) => unknown} [setStallTimer]
+ * @property {(handle: any) => void} [clearStallTimer]
  */
 
 export class GatewayClient {
@@ -32,6 +41,13 @@ export class GatewayClient {
     this._onState = options.onState ?? (() => undefined);
     this._WebSocket = options.WebSocketImpl ?? WebSocket;
     this._setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+    this.stallMs = options.stallMs === undefined ? STALL_RESUME_MS : options.stallMs;
+    this._setStallTimer = options.setStallTimer ?? ((fn, ms) => setTimeout(fn, ms));
+    this._clearStallTimer = options.clearStallTimer ?? ((handle) => clearTimeout(handle));
+    /** @type {unknown} */
+    this._stallTimer = null;
+    /** Resumes sent on the open socket after a silence (test hook). */
+    this.stallResumes = 0;
     /** @type {WebSocket | null} */
     this.socket = null;
     /** @type {ConnectionState} */
@@ -67,6 +83,7 @@ export class GatewayClient {
     if (this.socket !== null && this.socket.readyState === this._WebSocket.OPEN) {
       this.socket.send(message);
       this.sent.push(message);
+      this._armStall();
     } else {
       this._outbox.push(message);
       if (this.state === "idle" || this.state === "closed") this.connect();
@@ -81,6 +98,7 @@ export class GatewayClient {
   /** Close for good (no reconnect). */
   close() {
     this._closing = true;
+    this._disarmStall();
     if (this.socket !== null) this.socket.close(1000, "client closed");
     this._setState("closed", "closed by the client");
   }
@@ -100,6 +118,7 @@ export class GatewayClient {
         socket.send(message);
         this.sent.push(message);
       }
+      this._armStall();
     };
     socket.onmessage = (message) => {
       if (socket !== this.socket) return;
@@ -112,10 +131,12 @@ export class GatewayClient {
         }
         this._onEvent(event);
       }
+      this._armStall();
     };
     socket.onclose = (close) => {
       if (socket !== this.socket) return;
       this.socket = null;
+      this._disarmStall();
       if (this._closing) {
         this._setState("closed", "closed");
         return;
@@ -126,6 +147,35 @@ export class GatewayClient {
     socket.onerror = () => {
       // The close event that always follows carries what to do next.
     };
+  }
+
+  /** The turns a silence would stall: accepted (or already streaming) and unfinished. */
+  _stallable() {
+    return this.session.unfinishedTurns.filter((t) => t.phase !== TurnPhase.SENT);
+  }
+
+  /** (Re)start the silence timer: heard from (or sent to) the gateway just now. */
+  _armStall() {
+    this._disarmStall();
+    if (this.stallMs === null || this._stallable().length === 0) return;
+    this._stallTimer = this._setStallTimer(() => {
+      this._stallTimer = null;
+      const socket = this.socket;
+      if (socket === null || socket.readyState !== this._WebSocket.OPEN) return;
+      const stalled = this._stallable();
+      for (const turn of stalled) {
+        const message = this.session.resume(turn.turnId);
+        socket.send(message);
+        this.sent.push(message);
+      }
+      this.stallResumes += stalled.length;
+      this._armStall();
+    }, this.stallMs);
+  }
+
+  _disarmStall() {
+    if (this._stallTimer !== null) this._clearStallTimer(this._stallTimer);
+    this._stallTimer = null;
   }
 
   /** @param {string} why */

@@ -35,6 +35,8 @@ export class PcmPlayer {
     this._sources = new Set();
     this._nextTime = 0;
     this.stopped = false;
+    /** @type {number | null} the stream's position when stop() was called (null while not stopped) */
+    this._stoppedAt = null;
     this._resetRecord();
   }
 
@@ -60,6 +62,7 @@ export class PcmPlayer {
   begin() {
     this.stop();
     this.stopped = false;
+    this._stoppedAt = null;
     this._nextTime = 0;
     this._resetRecord();
   }
@@ -116,6 +119,7 @@ export class PcmPlayer {
 
   /** Stop playback at once: every scheduled source is stopped and later audio of this stream is dropped. */
   stop() {
+    if (!this.stopped) this._stoppedAt = this.playedSeconds();
     this.stopped = true;
     for (const source of this._sources) {
       try {
@@ -127,6 +131,24 @@ export class PcmPlayer {
       source.disconnect();
     }
     this._sources.clear();
+  }
+
+  /**
+   * How many seconds of this stream's audio have played, by the schedule (not the wall clock): the stream
+   * position of the context's clock, where the stream's sample n sits at n / sampleRate s. It counts the
+   * buffers whose start time the clock has passed, so time spent in an underrun does not count. Frozen at the
+   * position of stop(). This is the turn's caption clock, and what a cancel's played_ms reports.
+   * @param {number} [now] context time (default: the context's currentTime)
+   */
+  playedSeconds(now) {
+    if (this._stoppedAt !== null) return this._stoppedAt;
+    const t = now ?? this.context?.currentTime ?? 0;
+    let played = 0;
+    for (const b of this.scheduled) {
+      if (t <= b.start) break;
+      played = (b.offset + Math.min(b.frames, (t - b.start) * this.sampleRate)) / this.sampleRate;
+    }
+    return played;
   }
 
   /** Whether audio is still playing or scheduled to play. */

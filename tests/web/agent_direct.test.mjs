@@ -87,3 +87,23 @@ test("direct: mapper ignores unknown events; session ids fit AgentCore's 33..256
   const id = newSessionId();
   assert.ok(id.length >= 33 && id.length <= 256, id);
 });
+
+test("direct: word timings are asked for, surfaced in order, and a cancel carries played_ms", async () => {
+  const timedCase = session.find((c) => c.name.startsWith("word timings"));
+  const events = [];
+  const requests = [];
+  const mapper = new AgentEventMapper();
+  const words = timedCase.expect.words;
+  const mapped = [
+    ...mapper.map({ type: "word_timings", request_id: "t-3", words: words.slice(0, 2) }),
+    ...mapper.map({ type: "word_timings", request_id: "t-3", words: words.slice(2, 3) }),
+    ...mapper.map({ type: "word_timings", request_id: "t-3", words: [{ word: "x", start_s: 2, end_s: 1 }] }),
+  ];
+  assert.deepEqual(mapped.map((e) => [e.type, e.seq]), [["words_received", 0], ["words_received", 1], ["protocol_error", undefined]]);
+  assert.deepEqual(mapped.slice(0, 2).flatMap((e) => e.words), words.slice(0, 3));
+  const client = new AgentDirectClient({ endpoint: "/a", onEvent: (e) => events.push(e), fetchImpl: fakeFetch(turnBody, 4096, requests) });
+  await client.run({ prompt: "hi", turnId: "t-3", timings: true });
+  assert.equal(JSON.parse(requests[0].init.body).timings, true);
+  await client.cancel(1500.4);
+  assert.deepEqual(JSON.parse(requests[1].init.body), { action: "cancel", request_id: "t-3", played_ms: 1500 });
+});

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { CaptionTrack } from "../../web/captions.js";
+import { CaptionTrack, alignToReply } from "../../web/captions.js";
 
 const WORDS = [
   { word: "Hello,", start_s: 0.1, end_s: 0.5 },
@@ -40,4 +40,19 @@ test("captions: words out of order or with bad times are refused", () => {
   assert.throws(() => track.add([{ word: "bad", start_s: 3, end_s: 2.5 }]), RangeError);
   assert.throws(() => track.add([{ word: "nan", start_s: NaN, end_s: 4 }]), RangeError);
   assert.equal(track.words.length, 3);
+});
+
+test("captions: timed words find their rendered words in order, a dash joins the word before it", () => {
+  const reply = ["Hello,", "sea", "—", "海.", "Bye."];
+  const timed = [
+    { word: "Hello,", start_s: 0, end_s: 0.3 },
+    { word: "sea —", start_s: 0.4, end_s: 0.7 },
+    { word: "海.", start_s: 0.8, end_s: 1.0 },
+  ];
+  const first = alignToReply(timed, reply);
+  assert.deepEqual(first.spans, [[0, 0], [1, 2], [3, 3]]);
+  assert.equal(first.next, 4);
+  const later = alignToReply([{ word: "Bye.", start_s: 1.2, end_s: 1.5 }, { word: "gone", start_s: 1.6, end_s: 2 }], reply, first.next);
+  assert.deepEqual(later.spans, [[4, 4], [5, 4]], "a word not rendered (yet) covers nothing");
+  assert.equal(later.next, 5);
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { ClientSession, TurnPhase, newTurnId } from "../../web/client_session.js";
+import { ClientSession, MAX_PLAYED_MS, STALL_RESUME_MS, TurnPhase, newTurnId } from "../../web/client_session.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
 
@@ -37,6 +37,9 @@ for (const c of cases) {
     assert.equal(got.turn.outcome, e.outcome);
     assert.equal(got.turn.errorCode, e.error_code);
     assert.equal(got.turn.lastSeq, e.last_seq);
+    assert.deepEqual(got.turn.words, e.words);
+    const words = got.events.filter((x) => x.type === "words_received").flatMap((x) => x.words);
+    assert.deepEqual(words, e.words, "each word timing surfaced once, in order");
     assert.deepEqual(got.resumes, c.steps.filter((s) => "resume" in s).map((s) => s.resume));
   });
 }
@@ -129,4 +132,34 @@ test("session: unknown_turn / resume_expired never reject a turn not yet accepte
   const turnId = JSON.parse(session.sendMessage({ prompt: "hi" })).turn_id;
   assert.deepEqual(session.receive(error(turnId, "rate_limited")).map((e) => e.type), ["rejected", "turn_ended"]);
   assert.equal(session.turns.get(turnId).outcome, "rejected");
+});
+
+test("session: timings and played_ms go on the wire only when given, as relay_core reads them", () => {
+  const constants = JSON.parse(readFileSync(new URL("./fixtures/constants.json", import.meta.url), "utf8"));
+  assert.deepEqual({ STALL_RESUME_MS, MAX_PLAYED_MS }, constants);
+  const session = new ClientSession();
+  assert.equal("timings" in JSON.parse(session.sendMessage({ prompt: "a" })), false);
+  const timed = JSON.parse(session.sendMessage({ prompt: "b", timings: true }));
+  assert.equal(timed.timings, true);
+  assert.deepEqual(JSON.parse(session.cancel(timed.turn_id, 1234.6)), { action: "cancel", turn_id: timed.turn_id, played_ms: 1235 });
+  assert.deepEqual(JSON.parse(session.cancel(null, -3)), { action: "cancel", played_ms: 0 });
+  assert.throws(() => session.cancel(null, NaN), RangeError);
+});
+
+test("session: malformed word timings are a protocol error and change nothing", () => {
+  const session = new ClientSession();
+  const turnId = "t-words";
+  session.sendMessage({ prompt: "hi", turnId, timings: true });
+  const bad = [
+    { word: "", start_s: 0, end_s: 1 },
+    { word: "late", start_s: 2, end_s: 1 },
+  ];
+  for (const w of bad) {
+    const events = session.receive(JSON.stringify({ type: "word_timings", turn_id: turnId, seq: 0, words: [w] }));
+    assert.deepEqual(events.map((e) => e.type), ["protocol_error"]);
+  }
+  const backwards = [{ word: "a", start_s: 1, end_s: 2 }, { word: "b", start_s: 1.5, end_s: 3 }];
+  assert.deepEqual(session.receive(JSON.stringify({ type: "word_timings", turn_id: turnId, seq: 0, words: backwards })).map((e) => e.type), ["protocol_error"]);
+  assert.equal(session.turns.get(turnId).lastSeq, -1);
+  assert.deepEqual(session.turns.get(turnId).words, []);
 });

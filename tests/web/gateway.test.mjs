@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { ClientSession } from "../../web/client_session.js";
+import { ClientSession, STALL_RESUME_MS } from "../../web/client_session.js";
 import { GatewayClient } from "../../web/gateway.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
@@ -53,6 +53,7 @@ function setup() {
     onState: (s) => states.push(s),
     WebSocketImpl: /** @type {any} */ (FakeSocket),
     setTimer: (fn) => timers.push(fn),
+    stallMs: null, // the stall timer has its own tests (fake timers) below
   });
   return { client, session, events, states, timers };
 }
@@ -122,4 +123,48 @@ test("gateway: no resume after a drop when no turn is running, and none after cl
   client.close();
   assert.equal(timers.length, 0);
   assert.equal(client.state, "closed");
+});
+
+test("gateway: a turn silent for STALL_RESUME_MS on an open socket is resumed on the same connection", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  FakeSocket.all = [];
+  const session = new ClientSession();
+  const client = new GatewayClient({ url: "ws://127.0.0.1:9/ws", token: "a.b.c", session, onEvent: () => undefined, WebSocketImpl: /** @type {any} */ (FakeSocket) });
+  const inputs = cases[0].steps.map((s) => s.receive);
+  client.connect();
+  const socket = FakeSocket.all[0];
+  socket.open();
+  client.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }));
+  const resumes = () => socket.sent.map((m) => JSON.parse(m)).filter((m) => m.action === "resume");
+  t.mock.timers.tick(STALL_RESUME_MS * 3);
+  assert.deepEqual(resumes(), [], "not before turn_accepted: the gateway may still be starting the turn");
+  for (const m of inputs.slice(0, 6)) socket.deliver(m);
+  t.mock.timers.tick(STALL_RESUME_MS - 1);
+  socket.deliver(inputs[6]); // a message restarts the silence
+  t.mock.timers.tick(STALL_RESUME_MS - 1);
+  assert.deepEqual(resumes(), []);
+  t.mock.timers.tick(1);
+  const held = session.turns.get(TURN_ID).lastSeq;
+  assert.deepEqual(resumes(), [{ action: "resume", turn_id: TURN_ID, after_seq: held }]);
+  assert.equal(client.stallResumes, 1);
+  assert.equal(FakeSocket.all.length, 1, "the same connection");
+  for (const m of inputs.slice(7)) socket.deliver(m);
+  t.mock.timers.tick(STALL_RESUME_MS * 3);
+  assert.equal(resumes().length, 1, "a finished turn is never resumed");
+});
+
+test("gateway: no stall resume while the socket is down (the reconnect resumes instead)", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout"] });
+  FakeSocket.all = [];
+  const session = new ClientSession();
+  const timers = [];
+  const client = new GatewayClient({ url: "ws://127.0.0.1:9/ws", token: "a.b.c", session, onEvent: () => undefined, WebSocketImpl: /** @type {any} */ (FakeSocket), setTimer: (fn) => timers.push(fn) });
+  client.connect();
+  FakeSocket.all[0].open();
+  client.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }));
+  for (const m of cases[0].steps.map((s) => s.receive).slice(0, 4)) FakeSocket.all[0].deliver(m);
+  client.dropConnection();
+  t.mock.timers.tick(STALL_RESUME_MS * 2);
+  assert.equal(client.stallResumes, 0);
+  assert.equal(timers.length, 1, "only the reconnect is pending");
 });

@@ -125,3 +125,21 @@ test("player: stop() stops every source and drops later audio until begin()", ()
   assert.notEqual(player.enqueue(block(10, 3)), null);
   assert.equal(player.sampleCount, 10);
 });
+
+test("player: playedSeconds follows the schedule, not the wall clock, and freezes at stop()", () => {
+  const { player, ctx } = newPlayer();
+  player.enqueue(block(2400, 1)); // stream 0.0-0.1 s plays at context 0.1-0.2
+  assert.equal(player.playedSeconds(), 0);
+  ctx.currentTime = 0.15;
+  assert.ok(Math.abs(player.playedSeconds() - 0.05) < 1e-9);
+  ctx.currentTime = 0.5; // ran dry: the time in the underrun is not audio played
+  assert.ok(Math.abs(player.playedSeconds() - 0.1) < 1e-9);
+  player.enqueue(block(2400, 2)); // stream 0.1-0.2 s plays at context 0.6-0.7
+  ctx.currentTime = 0.65;
+  assert.ok(Math.abs(player.playedSeconds() - 0.15) < 1e-9);
+  player.stop();
+  ctx.currentTime = 9;
+  assert.ok(Math.abs(player.playedSeconds() - 0.15) < 1e-9, "frozen where Stop was pressed");
+  player.begin();
+  assert.equal(player.playedSeconds(), 0);
+});

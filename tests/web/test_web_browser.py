@@ -299,3 +299,51 @@ def test_direct_agent_sse_mode_plays_the_agents_audio(client_page: ClientPage) -
     assert page.inner_text("#reply") == text
     assert client_page.wire.sent == [], "local mode must not use the gateway"
     screenshot(page, "web-client-direct.png")
+
+
+CAPTIONS_JS = """() => {
+  const turn = window.relayApp.metrics();
+  return {
+    log: turn.captions.log,
+    words: turn.captions.track.words,
+    spans: turn.captions.spans,
+    cancelPlayedMs: turn.cancelPlayedMs,
+  };
+}"""
+
+
+def test_captions_follow_the_players_clock_and_stop_reports_what_was_played(client_page: ClientPage) -> None:
+    page, wire = client_page.page, client_page.wire
+    page.check("#captions")
+    send(page, SHORT_PROMPT)
+    assert wait_for_end(page) == "completed"
+    page.wait_for_function("() => !window.relayPlayer.playing", timeout=TURN_TIMEOUT_MS)
+    captions: dict[str, Any] = page.evaluate(CAPTIONS_JS)
+    turn = the_turn(decode_wire(wire.received))
+    assert [w.word for w in turn.words] == turn.text.split(), "the gateway sent every word's timing"
+    assert [w["word"] for w in captions["words"]] == [w.word for w in turn.words]
+    starts = [w["start_s"] for w in captions["words"]]
+    log = [entry["index"] for entry in captions["log"]]
+    assert log == sorted(set(log)) and log[-1] == len(starts) - 1, log
+    assert len(log) > len(starts) // 2, f"the highlight jumped instead of following playback: {log}"
+    assert all(entry["at"] >= starts[entry["index"]] for entry in captions["log"]), "highlighted before its time"
+    assert page.locator("#reply .word.spoken").count() == page.locator("#reply .word").count() > 0
+    screenshot(page, "web-client-captions.png")
+
+    send(page, LONG_PROMPT)
+    page.wait_for_function("() => window.relayPlayer.playedSeconds() > 0.4", timeout=TURN_TIMEOUT_MS)
+    heard_before_s = float(page.evaluate("() => window.relayPlayer.playedSeconds()"))
+    page.click("#stop")
+    scheduled_at_stop = int(page.evaluate("() => window.relayPlayer.sampleCount"))
+    assert wait_for_end(page) == "cancelled"
+    cancels = [m for m in wire.sent_actions() if m["action"] == "cancel"]
+    assert len(cancels) == 1 and cancels[0]["turn_id"] == the_turn_ids(wire)[-1]
+    played_ms = cancels[0]["played_ms"]
+    assert heard_before_s * 1000 <= played_ms <= scheduled_at_stop / 24, "played_ms lies inside the audio played"
+    assert page.evaluate(CAPTIONS_JS)["cancelPlayedMs"] == played_ms
+    sends = [m for m in wire.sent_actions() if m["action"] == "sendMessage"]
+    assert [m.get("timings") for m in sends] == [True, True]
+
+
+def the_turn_ids(wire: Wire) -> list[str]:
+    return [m["turn_id"] for m in wire.sent_actions() if m["action"] == "sendMessage"]

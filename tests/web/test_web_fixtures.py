@@ -32,12 +32,14 @@ from relay_core.agent_events import (
 from relay_core.audio import b64decode, b64encode
 from relay_core.client_framing import TurnFramer
 from relay_core.client_messages import ClientErrorCode, GatewayError, Resume, TurnAccepted, serialize
-from relay_core.client_session import ClientSession
+from relay_core.client_session import STALL_RESUME_S, ClientSession
 from relay_core.sse import SseDecoder, encode_sse
+from relay_core.word_timings import MAX_PLAYED_MS, WordTiming, WordTimings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSION_CASES = FIXTURES / "client_session_cases.json"
 SSE_CASES = FIXTURES / "sse_cases.json"
+CONSTANTS = FIXTURES / "constants.json"
 
 TURN_ID = "t-fixture0000000000000001"
 OTHER_TURN_ID = "t-fixture0000000000000002"
@@ -53,9 +55,12 @@ def tone(n_samples: int, *, freq_hz: float, start: int = 0) -> bytes:
     return b"".join(struct.pack("<h", v) for v in values)
 
 
-def agent_turn(*, cancelled_after: int | None = None, fail_after: int | None = None) -> list[AgentEvent]:
+def agent_turn(
+    *, cancelled_after: int | None = None, fail_after: int | None = None, timings: bool = False
+) -> list[AgentEvent]:
     """A turn's agent events: text with multi-byte characters, audio chunks of uneven sizes (one larger than
-    a frame), the terminal event. ``cancelled_after``/``fail_after`` end the turn after that many chunks."""
+    a frame), the terminal event. ``cancelled_after``/``fail_after`` end the turn after that many chunks;
+    ``timings``: word timings before the audio they time (enough words for several messages of a small frame)."""
     rid = TURN_ID
     sizes = [700, 2, 2400, 333, 1501]
     events: list[AgentEvent] = [
@@ -72,6 +77,10 @@ def agent_turn(*, cancelled_after: int | None = None, fail_after: int | None = N
             events.append(AgentError(request_id=rid, code="tts_failed", message="speech failed: send again"))
             return events
         pcm = tone(size, freq_hz=220 + 40 * index, start=offset)
+        if timings:
+            spans = ((index * 40 + k) * 0.01 for k in range(40))
+            words = tuple(WordTiming(f"wörd{index}.{k}", round(t, 2), round(t + 0.008, 3)) for k, t in enumerate(spans))
+            events.append(WordTimings(rid, words))
         offset += size
         events.append(AudioChunk(request_id=rid, seq=index, data=b64encode(pcm)))
         if index == 1:
@@ -118,6 +127,7 @@ def run_python_session(steps: list[Json]) -> Json:
         "outcome": None if turn.outcome is None else turn.outcome.value,
         "error_code": turn.error_code,
         "last_seq": turn.last_seq,
+        "words": [word.to_json() for word in turn.words],
         "event_types": event_types,
         "resumes": resumes,
     }
@@ -157,6 +167,7 @@ def session_cases() -> list[Json]:
     k = len(messages) // 2
     cancelled = agent_turn(cancelled_after=2)
     failed = agent_turn(fail_after=3)
+    timed = framed(agent_turn(timings=True))
     rate_limited = GatewayError(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
     expired = GatewayError(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
     busy = GatewayError(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
@@ -196,6 +207,12 @@ def session_cases() -> list[Json]:
             rx([accepted, *messages[:4], serialize(busy), *messages[4:]]),
             resumes=[],
             agent_events=full,
+        ),
+        case(
+            "word timings (split across messages) come out in order, once, through a resume",
+            [*rx([accepted, *timed[: len(timed) // 2]]), RESUME, *rx(timed[len(timed) // 2 - 4 :])],
+            resumes=[serialize(Resume(TURN_ID, len(timed) // 2 - 1))],
+            agent_events=agent_turn(timings=True),
         ),
         case(
             "cancelled turn ends with agent_end status cancelled",
@@ -258,7 +275,12 @@ def sse_cases() -> list[Json]:
     ]
 
 
-def render(cases: list[Json]) -> str:
+def constants() -> Json:
+    """The relay_core values the web client mirrors as constants (web/client_session.js)."""
+    return {"STALL_RESUME_MS": round(STALL_RESUME_S * 1000), "MAX_PLAYED_MS": MAX_PLAYED_MS}
+
+
+def render(cases: list[Json] | Json) -> str:
     return json.dumps(cases, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -274,6 +296,19 @@ def test_sse_cases_are_what_relay_core_decodes() -> None:
     )
 
 
+def test_constants_are_relay_cores() -> None:
+    assert CONSTANTS.read_text(encoding="utf-8") == render(constants()), (
+        "tests/web/fixtures/constants.json is stale: run tests/web/test_web_fixtures.py --write"
+    )
+
+
+def test_fixture_word_timings_span_several_messages() -> None:
+    timed = next(c for c in session_cases() if c["name"].startswith("word timings"))
+    messages = [json.loads(s["receive"]) for s in timed["steps"] if "receive" in s]
+    assert len({m["seq"] for m in messages if m["type"] == "word_timings"}) > 5
+    assert len(timed["expect"]["words"]) == 5 * 40
+
+
 def test_fixture_audio_spans_many_messages() -> None:
     """The cases exercise reassembly: audio chunks are cut into several messages each."""
     messages = [json.loads(s["receive"]) for s in session_cases()[0]["steps"]]
@@ -287,4 +322,5 @@ if __name__ == "__main__":
     FIXTURES.mkdir(exist_ok=True)
     SESSION_CASES.write_text(render(session_cases()), encoding="utf-8")
     SSE_CASES.write_text(render(sse_cases()), encoding="utf-8")
-    print(f"wrote {SESSION_CASES} and {SSE_CASES}")
+    CONSTANTS.write_text(render(constants()), encoding="utf-8")
+    print(f"wrote {SESSION_CASES}, {SSE_CASES} and {CONSTANTS}")
