@@ -71,6 +71,7 @@ export class ClientTurn {
   /** @param {string} turnId */
   constructor(turnId) {
     this.turnId = turnId;
+    /** @type {string} one of TurnPhase */
     this.phase = TurnPhase.SENT;
     /** The last seq applied; every message up to it was applied exactly once (-1: none yet). */
     this.lastSeq = -1;

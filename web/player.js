@@ -37,13 +37,17 @@ export class PcmPlayer {
     this.stopped = false;
     /** @type {number | null} the stream's position when stop() was called (null while not stopped) */
     this._stoppedAt = null;
-    this._resetRecord();
-  }
-
-  _resetRecord() {
     /** @type {ScheduledBuffer[]} */
     this.scheduled = [];
     /** @type {Int16Array[]} */
+    this._samples = [];
+    this.sampleCount = 0;
+    this.digest = fnv1a(new Int16Array(0));
+    this.underruns = 0;
+  }
+
+  _resetRecord() {
+    this.scheduled = [];
     this._samples = [];
     this.sampleCount = 0;
     this.digest = fnv1a(new Int16Array(0));

@@ -21,9 +21,9 @@ from relay_local.cli import main as relay_main
 from relay_local.gateway_client import TurnReport, run_turn
 from voice_agent.app import VoiceAgentService
 
-SHORT = "Hello there. The gateway relays every sentence."
+SHORT = "Hello there. Two sentences, timed."
 LONG = (
-    "This reply is long on purpose, so that the listener can interrupt it. Every sentence goes to speech at once. "
+    "This reply is long, so the listener can interrupt it. Every sentence goes to speech at once. "
     "The relay numbers each message of the turn. And this last sentence is one that nobody should hear."
 )
 HEARD = 3
