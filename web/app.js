@@ -258,10 +258,24 @@ function followPlayback() {
   requestAnimationFrame(step);
 }
 
-/** @param {boolean} running */
+/**
+ * Send while no turn runs; Stop while a turn runs or its audio still plays (a reply is spoken slower than it is
+ * made: stopping it after its end still tells the agent what the listener heard).
+ * @param {boolean} running
+ */
 function setRunning(running) {
   ui.send.disabled = running;
-  ui.stop.disabled = !running;
+  ui.stop.disabled = !running && !player.playing;
+  if (!running && player.playing) disableStopWhenSilent();
+}
+
+/** Disable Stop once the ended turn's audio has played out (unless a new turn runs by then). */
+function disableStopWhenSilent() {
+  const step = () => {
+    if (!ui.send.disabled && !player.playing) ui.stop.disabled = true;
+    else if (!ui.send.disabled) requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step);
 }
 
 /** @param {import("./client_session.js").ClientEvent} event */
@@ -284,8 +298,8 @@ function onEvent(event) {
       break;
     case "turn_ended":
       turn.status = event.outcome;
-      setRunning(false);
       if (event.outcome !== "completed") player.stop();
+      setRunning(false);
       if (event.code !== null) showNotice(`${event.message} (${event.code})`);
       break;
     case "rejected":
@@ -347,19 +361,20 @@ function startTurn(config) {
 }
 
 function stopTurn() {
-  // What the listener heard, by the player's schedule: the agent keeps only those words in its memory.
+  // What the listener heard, by the player's schedule: the agent keeps only those words in its memory, whether
+  // the turn still runs (it is cancelled) or already ended while its audio played on (a late barge-in).
   const playedMs = Math.round(player.playedSeconds() * 1000);
   player.stop();
-  if (turn !== null) {
-    turn.status = "cancelling";
-    turn.cancelPlayedMs = playedMs;
-  }
+  if (turn === null) return;
+  const running = ["sending", "streaming"].includes(turn.status);
+  if (running) turn.status = "cancelling";
+  else ui.stop.disabled = true;
+  turn.cancelPlayedMs = playedMs;
   renderMetrics();
   if (route() === "direct") {
     direct?.cancel(playedMs);
-  } else {
-    const current = session.current;
-    if (current !== null && !current.finished) gateway?.send(session.cancel(current.turnId, playedMs));
+  } else if (session.turns.has(turn.id)) {
+    gateway?.send(session.cancel(turn.id, playedMs));
   }
 }
 

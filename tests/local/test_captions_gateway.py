@@ -14,11 +14,12 @@ import boto3
 import pytest
 
 from relay_core import limits
+from relay_core.client_messages import Cancel, serialize
 from relay_core.client_session import ClientTurn, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
 from relay_local import chat_cli
 from relay_local.cli import main as relay_main
-from relay_local.gateway_client import TurnReport, run_turn
+from relay_local.gateway_client import TurnReport, open_connection, run_turn
 from voice_agent.app import VoiceAgentService
 
 SHORT = "Hello there. Two sentences, timed."
@@ -39,13 +40,29 @@ def _session_id(stack: Any, turn_id: str) -> str:
 
 def _last_reply(session_id: str) -> str | None:
     """The last assistant message of the conversation, as the in-process agent app keeps it (None: not found)."""
-    for service in (o for o in gc.get_objects() if isinstance(o, VoiceAgentService)):
+    for service in (o for o in gc.get_objects() if type(o) is VoiceAgentService):  # no isinstance: dead proxies
         if service.conversations.ended_latest(session_id=session_id) is None:
             continue
         message = service.conversations.get(session_id).agent.messages[-1]
         if message["role"] == "assistant":
             return "".join(str(block["text"]) for block in message["content"] if "text" in block)
     return None
+
+
+def _wait_for_reply(session_id: str, expected: str) -> None:
+    deadline = time.monotonic() + 10
+    while (reply := _last_reply(session_id)) != expected:
+        assert time.monotonic() < deadline, f"the agent remembers {reply!r}, not {expected!r}"
+        time.sleep(0.05)
+
+
+async def _send(url: str, token: str, message: Cancel) -> None:
+    """One client message on a connection of its own (the gateway answers a successful cancel with nothing)."""
+    websocket = await open_connection(url, token)
+    try:
+        await websocket.send(serialize(message))
+    finally:
+        await websocket.close()
 
 
 def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_memory(relay_stack: Any) -> None:
@@ -56,6 +73,13 @@ def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_
     WordTimings("check", tuple(report.words))  # never going back in time, across segments
     audio_s = len(report.pcm) / limits.SAMPLE_WIDTH_BYTES / limits.SAMPLE_RATE
     assert all(0 <= w.start_s <= w.end_s <= audio_s + 0.001 for w in report.words), (audio_s, report.words[-1])
+    session_id = _session_id(relay_stack, report.turn_id)
+
+    # The turn is over but its audio plays on: Stop after one word still tells the agent what was heard.
+    first, second = report.words[0], report.words[1]
+    played_ms = round(500 * (first.midpoint_s + second.midpoint_s))  # past the first word's midpoint only
+    asyncio.run(_send(url, token, Cancel(report.turn_id, played_ms=played_ms)))
+    _wait_for_reply(session_id, f"{first.word}… {INTERRUPTED_MARK}")
 
     def barge_in(turn: ClientTurn) -> int | None:
         if len(turn.words) <= HEARD:
@@ -65,13 +89,8 @@ def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_
 
     cut = asyncio.run(run_turn(url, token, LONG, timings=True, barge_in=barge_in))
     assert cut.outcome is TurnOutcome.CANCELLED and cut.cancel_played_ms is not None
-    expected = " ".join(LONG.split()[:HEARD]) + f"… {INTERRUPTED_MARK}"
-    session_id = _session_id(relay_stack, cut.turn_id)
-    assert session_id == _session_id(relay_stack, report.turn_id), "one conversation per user"
-    deadline = time.monotonic() + 10
-    while (reply := _last_reply(session_id)) != expected:
-        assert time.monotonic() < deadline, f"the agent remembers {reply!r}, not {expected!r}"
-        time.sleep(0.05)
+    assert _session_id(relay_stack, cut.turn_id) == session_id, "one conversation per user"
+    _wait_for_reply(session_id, " ".join(LONG.split()[:HEARD]) + f"… {INTERRUPTED_MARK}")
 
 
 def test_relay_chat_timings_prints_each_word_with_its_time(

@@ -16,9 +16,10 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 from relay_core.agent_events import AgentEnd, AgentStart, TextDelta
 from relay_core.client_messages import VALID_ACTIONS_TEXT
 from relay_functions.gateway import authorizer, cancel, connect, default, relay, resume, send_message
+from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.relay_request import RelayRequest
-from relay_functions.gateway.turns import TurnState
+from relay_functions.gateway.turns import TurnOutcome, TurnState
 
 CONN = "L0SM9cOFvHcCIhw="  # the recorded events' connection id
 USER = "3f6c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f"  # the recorded $connect event's user
@@ -366,3 +367,45 @@ def test_cancel_records_played_ms_on_the_turn_and_refuses_a_bad_one(
     turn = deps.turns.get("t-p")
     assert turn is not None and turn.cancel_requested and turn.played_ms == 1875
     assert len(errors(gw)) == 1
+
+
+def test_a_cancel_with_played_ms_after_the_turn_ended_goes_to_the_agent_directly(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    """The reply is still playing after agent_end: the listener's Stop tells the agent what was heard."""
+    agent = deps.agent = gw.FakeAgent(honour_cancel=False)
+    session = "s" * 40
+    deps.turns.create("t-done", user_id=USER, session_id=session, connection_id=CONN)
+    deps.turns.close("t-done", seen_resume_count=0)
+    deps.turns.create("t-theirs", user_id="someone-else", session_id="x" * 40, connection_id="conn-z")
+    deps.turns.close("t-theirs", seen_resume_count=0)
+
+    def cancel_message(body: dict[str, Any]) -> None:
+        cancel.handler(gw.message_event("cancel", {"action": "cancel", **body}, connection_id=CONN), lambda_context)
+
+    cancel_message({"turn_id": "t-done", "played_ms": 1500})
+    assert agent.cancels == [(session, "t-done")] and agent.played_ms == [1500]
+    assert errors(gw) == []
+    cancel_message({"turn_id": "t-done"})  # nothing to tell the agent: the turn is over
+    cancel_message({"turn_id": "t-theirs", "played_ms": 1500})
+    assert [e["code"] for e in errors(gw)] == ["unknown_turn", "unknown_turn"]
+    assert agent.cancels == [(session, "t-done")], "someone else's conversation is never touched"
+
+
+def test_a_late_cancel_the_agent_cannot_take_is_agent_unavailable(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    class DownAgent:
+        def open_turn(self, *, session_id: str, payload: Any) -> Any:
+            raise AssertionError("no turn is opened by cancel")
+
+        def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
+            raise AgentUnavailableError("invoke_agent_runtime failed: AccessDeniedException")
+
+    deps.agent = DownAgent()
+    deps.turns.create("t-done", user_id=USER, session_id="s" * 40, connection_id=CONN)
+    deps.turns.end("t-done", outcome=TurnOutcome.COMPLETED)
+    body = {"action": "cancel", "turn_id": "t-done", "played_ms": 10}
+    cancel.handler(gw.message_event("cancel", body, connection_id=CONN), lambda_context)
+    [error] = errors(gw)
+    assert error["code"] == "agent_unavailable" and "AccessDenied" not in error["message"]

@@ -80,8 +80,7 @@ def start_relay(deps: GatewayDeps, agent: Any, poster: Any, *, window_s: float =
         poster=poster,
         agent=agent,
         resume_window_s=window_s,
-        poll_interval_s=POLL_S,
-        **kwargs,
+        **{"poll_interval_s": POLL_S, **kwargs},
     )
     outcome: list[RelayResult] = []
     thread = threading.Thread(target=lambda: outcome.append(relay.run()), daemon=True)
@@ -509,3 +508,20 @@ def test_a_cancel_with_played_ms_reaches_the_agent_with_it(deps: GatewayDeps, gw
     result = running.join()
     assert agent.cancels == [(SESSION, TURN)] and agent.played_ms == [2350]
     assert result.outcome == TurnOutcome.CANCELLED
+
+
+def test_a_cancel_with_played_ms_flagged_as_the_stream_ends_still_reaches_the_agent(
+    deps: GatewayDeps, gw: ModuleType
+) -> None:
+    """The cancel route flagged the turn while it was running, but the relay reads the flag only after the
+    terminal event (a poll interval longer than the turn): the agent still hears what was played."""
+
+    def script(stream: Any, payload: AgentPayload) -> None:
+        assert deps.turns.request_cancel(TURN, user_id=USER, played_ms=1500)
+        stream.push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "Short."), AgentEnd(TURN)))
+        stream.end()
+
+    agent = gw.FakeAgent(on_open=script, honour_cancel=False)
+    result = start_relay(deps, agent, gw.RecordingPoster(), poll_interval_s=30.0).join()
+    assert agent.cancels == [(SESSION, TURN)] and agent.played_ms == [1500]
+    assert result.outcome == TurnOutcome.COMPLETED

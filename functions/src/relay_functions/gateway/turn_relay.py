@@ -12,7 +12,8 @@
    read behind the agent's chunks; the relay thread acts on it in order, so a slow read never holds up a post
    (and the first agent call waits for no poll):
    - ``cancel_requested`` → the agent's cancel request on the same session, with the client's ``played_ms`` if
-     the cancel carried one (the agent then keeps only the words heard); the agent then ends its stream
+     the cancel carried one (the agent then keeps only the words heard; a flag with ``played_ms`` seen only after
+     the turn's end still reaches the agent, which then cuts its latest turn); the agent then ends its stream
      with ``agent_end`` status ``cancelled``, which the client gets like any message. Latency from the
      ``cancel`` route's write to the agent's cancel request: at most POLL_INTERVAL_S + one GetItem.
      If the agent has not ended the turn :data:`CANCEL_GRACE_S` later, the relay ends it itself.
@@ -353,7 +354,9 @@ class TurnRelay:
             logger.error("the turn record disappeared; treating the client as gone")
             self.detached_since = self.detached_since or 0.0
             return None
-        if turn.cancel_requested and self._cancel_sent_at is None and not self.framer.finished:
+        # A flag seen after the stream's end still matters when it says what was heard (the agent cuts its memory).
+        wanted = not self.framer.finished or turn.played_ms is not None
+        if turn.cancel_requested and self._cancel_sent_at is None and wanted:
             self._send_cancel(played_ms=turn.played_ms)
         if turn.resume_count > self._seen_resumes:
             self._seen_resumes = turn.resume_count

@@ -106,17 +106,17 @@ class TurnStore:
 
     def request_cancel(self, turn_id: str, *, user_id: str, played_ms: int | None = None) -> bool:
         """Flag a running turn of ``user_id`` for cancellation, recording ``played_ms`` when given (a later cancel
-        with it replaces an earlier one's); False if there is no such running turn."""
+        with it replaces an earlier one's); False if there is no such turn still streaming (state ``running``)."""
         update = "SET cancel_requested = :true, updated_at = :now"
         values: dict[str, Any] = {
             ":true": {"BOOL": True},
             ":u": {"S": user_id},
-            ":closed": {"S": TurnState.CLOSED.value},
+            ":running": {"S": TurnState.RUNNING.value},
         }
         if played_ms is not None:
             update += ", played_ms = :played"
             values[":played"] = {"N": str(played_ms)}
-        return self._update(turn_id, update, "user_id = :u AND #state <> :closed", values)
+        return self._update(turn_id, update, "user_id = :u AND #state = :running", values)
 
     def mark_detached(self, turn_id: str, *, connection_id: str) -> bool:
         """Record that the turn's client connection went away (if the turn still uses it and is not already
