@@ -8,9 +8,12 @@ import pytest
 
 from kokoro_server.engines import FRAME_SAMPLES, Engine
 from kokoro_server.word_timings import (
+    ONSET_SEARCH_S,
+    SOUND_LEAD_S,
     SegmentPlacement,
     WordTokens,
     align_words,
+    fit_starts_to_sound,
     fit_to_sound,
     place_on_timeline,
     segment_word_timings,
@@ -68,6 +71,37 @@ def test_word_ends_are_pulled_back_to_the_last_sound() -> None:
     audio[2_400:6_000] = 0.1  # sound 0.1 s .. 0.25 s, then silence
     spans = [(2_400, 12_000), (12_000, 14_400), (0, 1_200)]
     assert fit_to_sound(spans, audio, sample_rate=24_000) == [(2_400, 6_000), (12_000, 14_400), (0, 1_200)]
+
+
+def test_words_start_with_their_sound_which_leads_the_frames() -> None:
+    # 5 ms windows of 120 samples; the lead is 40 ms (960 samples), the onset search 100 ms (2,400 samples)
+    audio = np.zeros(48_000, dtype=np.float32)
+    audio[6_000:18_000] = 0.1  # words 1 and 2: sound from 0.25 s, no break between them
+    audio[20_400:30_000] = 0.1  # word 3, after a pause: sound from 0.85 s
+    audio[35_160:40_000] = 0.1  # word 4: sound from 1.465 s
+    spans = [(7_200, 12_000), (12_000, 19_200), (22_080, 31_200), (35_520, 40_800), (40_800, 40_800)]
+    assert fit_starts_to_sound(spans, audio, sample_rate=24_000) == [
+        (6_000, 11_040),  # after silence: from its onset, 50 ms before its frame
+        (11_040, 18_240),  # inside continuous sound: the lead only
+        (20_400, 30_240),  # after a pause: back to its onset, 30 ms before the lead alone
+        (35_160, 39_840),  # the lead put it in silence: forward to its onset, never after its frame
+        (39_840, 39_840),  # an empty span stays empty where it stands
+    ]
+
+
+def test_fitted_starts_stay_ordered_near_their_frames() -> None:
+    lead, search = round(SOUND_LEAD_S * 24_000), round(ONSET_SEARCH_S * 24_000)
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        audio = np.repeat(rng.random(80) < 0.6, 600).astype(np.float32) * 0.1
+        bounds = np.sort(rng.choice(np.arange(0, len(audio), 150), size=12, replace=False))
+        spans = [(int(a), int(b)) for a, b in zip(bounds[::2], bounds[1::2], strict=True)]
+        fitted = fit_starts_to_sound(spans, audio, sample_rate=24_000)
+        previous_end = 0
+        for (start, end), (predicted, predicted_end) in zip(fitted, spans, strict=True):
+            assert previous_end <= start <= end <= predicted_end
+            assert predicted - lead - search <= start <= predicted
+            previous_end = end
 
 
 TWO_SENTENCES = "The first sentence ends here. Then 1,234 words follow it."
