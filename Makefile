@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker test lint typecheck unit browser web-test bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -50,15 +50,23 @@ lint: setup
 typecheck: setup
 	$(UV) run mypy core/src containers/kokoro/src containers/agent/src local/src functions/src infra/src tests bench
 
-unit: setup
-	$(UV) run pytest
+# Two workers; tests that share process-wide AWS state run on one of them, in order (tests/conftest.py worker_group).
+PYTEST_WORKERS ?= 2
 
-test: lint typecheck web-test browser unit
+unit: setup
+	$(UV) run pytest -n $(PYTEST_WORKERS)
+
+test: lint typecheck web-typecheck web-test browser unit
 
 # The web client: Node's built-in test runner on web/ (no build step, no npm packages).
 web-test:
 	@command -v node >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs >/dev/null; }
 	node --test tests/web/
+
+# The web client's types: tsc --checkJs (strict) over web/*.js, TypeScript pinned in web/package-lock.json.
+web-typecheck:
+	@npm --prefix web ci --no-audit --no-fund --loglevel=error
+	npm --prefix web run --silent typecheck
 
 # Debian's Chromium for the Playwright browser tests (Playwright never downloads a browser here).
 browser:

@@ -15,6 +15,43 @@ if TYPE_CHECKING:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# Worker groups (owner: the suite; `make unit` runs pytest-xdist on two workers)
+# ---------------------------------------------------------------------------------------------------------
+
+PROCESS_ENV_PATHS = ("tests/functions/", "tests/local/", "tests/web/test_web_browser.py")
+"""Tests that set or need process-wide AWS state (moto backends, AWS_ENDPOINT_URL_* variables, the one
+``RelayStack`` a process may hold, used by the local and browser tests): they all run on ONE worker, in collection
+order, exactly as in a serial run (the ops tests first, then the session relay stack)."""
+
+SHARED_SETUP_PATHS = {"tests/infra/": "cdk-synth"}
+"""Directories whose session fixture is too costly to build on both workers (the CDK synth): one worker runs them."""
+
+
+def worker_group(nodeid: str) -> str:
+    """The group a test runs in under pytest-xdist: the process-env group, a shared-setup group, or else its own
+    file (so module fixtures are built once). Groups run whole, in collection order, on one worker."""
+    path = nodeid.split("::", 1)[0]
+    if path.startswith(PROCESS_ENV_PATHS):
+        return "aws-process-env"
+    for prefix, group in SHARED_SETUP_PATHS.items():
+        if path.startswith(prefix):
+            return group
+    return path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist schedules whole :func:`worker_group` groups (``make unit`` runs two workers)."""
+    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return GroupScheduling(config, log)
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Kokoro engines (owner: kokoro engines; used by tests/kokoro/engines and the kokoro server tests)
 # ---------------------------------------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 ``relay up`` starts on free ports and prints its URLs; ``relay chat`` talks to it through the gateway (a reply's
 audio lands in a WAV; a refused token exits non-zero with one line and writes nothing); Ctrl-C (SIGINT) stops
-``relay up`` with exit code 0 and leaves no process of it behind.
+``relay up`` with exit code 0 and leaves no process of it behind. ``relay up`` is a real process; ``relay chat``
+runs in-process through the same ``relay_local.cli.main`` entry point (a second interpreter start-up would cost
+more than the turn itself on a busy machine).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
+
+from relay_local.cli import main
 
 RELAY = [sys.executable, "-c", "import sys; from relay_local.cli import main; sys.exit(main())"]
 START_DEADLINE_S = 240.0
@@ -44,10 +48,12 @@ def _wait_for(lines: queue.Queue[str], seen: list[str], pattern: str, deadline: 
     raise AssertionError(f"relay up did not print {pattern!r} in time; it printed: {''.join(seen)[-2000:]}")
 
 
-def _chat(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*RELAY, "chat", *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=_env(), check=False
-    )
+def _chat(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``relay chat ARGS`` through the CLI's entry point: (exit code, stdout, stderr)."""
+    capsys.readouterr()
+    code = main(["chat", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def _env() -> dict[str, str]:
@@ -55,7 +61,9 @@ def _env() -> dict[str, str]:
 
 
 @pytest.mark.timeout(600)
-def test_relay_up_serves_relay_chat_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+def test_relay_up_serves_relay_chat_and_stops_cleanly_on_ctrl_c(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     up = subprocess.Popen(
         [*RELAY, "up", "--web-port", "0", "--gateway-port", "0", "--aws-port", "0"],
         cwd=tmp_path,
@@ -78,19 +86,19 @@ def test_relay_up_serves_relay_chat_and_stops_cleanly_on_ctrl_c(tmp_path: Path) 
         assert config["gateway_url"] == gateway_url and config["token"] and config["agent_url"].startswith(web_url)
 
         target = ("--gateway-url", gateway_url)
-        reply = _chat(*target, "--token", token, "--out", "reply.wav", "Hello there.", cwd=tmp_path)
-        assert reply.returncode == 0, f"{reply.stderr}\nrelay up said:\n{''.join(seen)[-3000:]}"
-        assert "Hello there." in reply.stdout
-        with wave.open(str(tmp_path / "reply.wav")) as wav:
+        reply_wav = tmp_path / "reply.wav"
+        code, out, err = _chat(*target, "--token", token, "--out", str(reply_wav), "Hello there.", capsys=capsys)
+        assert code == 0, f"{err}\nrelay up said:\n{''.join(seen)[-3000:]}"
+        assert "Hello there." in out
+        with wave.open(str(reply_wav)) as wav:
             assert wav.getframerate() == 24000 and wav.getnframes() > 24000 // 4
 
-        refused = _chat(*target, "--token", "not-a-token", "--out", "no.wav", "Hi", cwd=tmp_path)
-        assert refused.returncode != 0
-        assert refused.stderr.strip().splitlines() == [refused.stderr.strip()]  # one line ...
-        assert refused.stderr.startswith(
-            "relay chat: the gateway refused the connection (HTTP 401)"
-        )  # ... that says why
-        assert not (tmp_path / "no.wav").exists()
+        refused_wav = tmp_path / "no.wav"
+        code, out, err = _chat(*target, "--token", "not-a-token", "--out", str(refused_wav), "Hi", capsys=capsys)
+        assert code != 0
+        assert err.strip().splitlines() == [err.strip()]  # one line ...
+        assert err.startswith("relay chat: the gateway refused the connection (HTTP 401)")  # ... that says why
+        assert not refused_wav.exists()
 
         family = [psutil.Process(up.pid), *psutil.Process(up.pid).children(recursive=True)]
         up.send_signal(signal.SIGINT)

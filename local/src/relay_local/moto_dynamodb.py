@@ -4,30 +4,37 @@ tables the gateway functions use (partition key ``pk`` (S), TTL on ``expires_at`
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import boto3
 from moto.server import ThreadedMotoServer
 
 from relay_local.gateway.lambda_context import LOCAL_REGION
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 PARTITION_KEY = "pk"
 TTL_ATTRIBUTE = "expires_at"
 
 
 class LocalDynamoDb:
-    """``start()`` serves moto on ``127.0.0.1:port`` (0 = a free port) and creates ``tables``; ``stop()`` ends it."""
+    """``start()`` serves moto on ``127.0.0.1:port`` (0 = a free port) and creates ``tables``; ``stop()`` deletes
+    them and ends the server. moto's backend is process-wide: deleting the tables leaves it as it was found, so a
+    stack started later in the same process (a test suite, ``relay chat --local`` twice) starts clean."""
 
     def __init__(self, tables: tuple[str, ...], *, port: int = 0) -> None:
         self.tables = tables
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self.endpoint_url = ""
+        self._client: DynamoDBClient | None = None
 
     def start(self) -> LocalDynamoDb:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint_url = f"http://{host}:{port}"
-        client = boto3.client(
+        self._client = client = boto3.client(
             "dynamodb",
             endpoint_url=self.endpoint_url,
             region_name=LOCAL_REGION,
@@ -47,9 +54,17 @@ class LocalDynamoDb:
         return self
 
     def stop(self) -> None:
-        if self.endpoint_url:
-            self._server.stop()
-            self.endpoint_url = ""
+        if not self.endpoint_url:
+            return
+        if self._client is not None:
+            for name in self.tables:
+                try:
+                    self._client.delete_table(TableName=name)
+                except self._client.exceptions.ResourceNotFoundException:
+                    continue  # start() failed before creating it
+            self._client = None
+        self._server.stop()
+        self.endpoint_url = ""
 
 
 __all__ = ["PARTITION_KEY", "TTL_ATTRIBUTE", "LocalDynamoDb"]

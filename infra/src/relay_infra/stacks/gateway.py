@@ -3,7 +3,8 @@ the Cognito user pool whose tokens ``$connect`` accepts.
 
 Each function gets only its own grants (docs/functions.md lists what each needs):
 ``execute-api:ManageConnections`` on this API's stage only, ``bedrock-agentcore:InvokeAgentRuntime`` on this
-runtime only (the relay), ``lambda:InvokeFunction`` on the relay only (sendMessage).
+runtime only (the relay; cancel and $default for a late barge-in), ``lambda:InvokeFunction`` on the relay only
+(sendMessage).
 """
 
 from __future__ import annotations
@@ -160,12 +161,15 @@ class GatewayStack(Stack):
             turns.grant_read_write_data(handler.role)
         for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
             self.gateway.grant_manage_connections(handler.role)
-        f.relay.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["bedrock-agentcore:InvokeAgentRuntime"],
-                resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
+        # The relay runs turns; cancel (and $default serving a cancel) tells the agent of a barge-in that came
+        # after the turn's stream ended (a late cancel with played_ms trims the agent's history).
+        for handler in (f.relay, f.cancel, f.default):
+            handler.role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["bedrock-agentcore:InvokeAgentRuntime"],
+                    resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
+                )
             )
-        )
         for handler in (f.send_message, f.default):
             acknowledge(
                 handler.role,

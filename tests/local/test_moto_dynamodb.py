@@ -1,0 +1,45 @@
+"""The local stack's DynamoDB: moto over real HTTP with the gateway's tables, and nothing left behind on stop
+(moto's backend is process-wide, so a second stack in the same process must start clean)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import boto3
+
+from relay_local.gateway.lambda_context import LOCAL_REGION
+from relay_local.moto_dynamodb import TTL_ATTRIBUTE, LocalDynamoDb
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+TABLES = ("test-moto-connections", "test-moto-turns")
+
+
+def _client(db: LocalDynamoDb) -> DynamoDBClient:
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=db.endpoint_url,
+        region_name=LOCAL_REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def test_tables_are_served_over_http_and_gone_after_stop_so_a_second_start_is_clean() -> None:
+    first = LocalDynamoDb(TABLES).start()
+    try:
+        client = _client(first)
+        assert set(TABLES) <= set(client.list_tables()["TableNames"])
+        ttl = client.describe_time_to_live(TableName=TABLES[0])["TimeToLiveDescription"]
+        assert ttl["AttributeName"] == TTL_ATTRIBUTE and ttl["TimeToLiveStatus"] == "ENABLED"
+        client.put_item(TableName=TABLES[0], Item={"pk": {"S": "conn-1"}})
+    finally:
+        first.stop()
+    second = LocalDynamoDb(TABLES).start()  # the same table names in the same process: no "already exists"
+    try:
+        client = _client(second)
+        assert client.scan(TableName=TABLES[0])["Items"] == []  # nothing carried over from the first stack
+    finally:
+        second.stop()
+    second.stop()  # idempotent
