@@ -266,13 +266,18 @@ def test_cors_is_off_by_default_and_allows_only_the_configured_origins() -> None
 def test_engine_torch_with_no_weights_directory_speaks_with_the_converted_weights(
     converted_weights_dir: Path,
 ) -> None:
-    """``kokoro-server --engine torch`` with no weights directory loads the weights converted from the ONNX."""
-    with kokoro_server_script("--engine", "torch") as url:
-        reply = settled_ping(url)
-        assert reply.status_code == 200
-        assert reply.json()["engine"] == "torch"
-        with httpx.Client(base_url=url, timeout=120) as http:
-            speech = http.post("/invocations", json={"text": "Good morning.", "format": "pcm", "stream": False})
+    """The app configured as ``kokoro-server --engine torch`` with no weights directory loads, in its lifespan, the
+    weights converted from the ONNX (in-process: the script's own start-up is tested with the onnx engine above)."""
+    config = ServerConfig.from_env({"KOKORO_ENGINE": "torch"})
+    assert config.engine == "torch" and config.weights_dir is None
+    app = create_app(config)
+    state = app.state.server
+    with TestClient(app) as http:
+        assert state.settled.wait(180)
+        reply = http.get("/ping")
+        speech = http.post("/invocations", json={"text": "Good morning.", "format": "pcm", "stream": False})
+    assert reply.status_code == 200
+    assert reply.json()["engine"] == "torch"
     assert speech.status_code == 200
     assert float(speech.headers["X-Audio-Duration"]) > 0.4
     assert converted_weights_dir.is_dir()
