@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker bench-intelligibility test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -83,6 +83,10 @@ bench-server: setup
 
 bench-agent: setup
 	$(UV) run python bench/bench_agent_ttfa.py
+
+# Whisper WER with every first-sound policy on vs off, and word-timing agreement with Whisper (docs/benchmarks.md §9).
+bench-intelligibility: setup
+	$(UV) run python bench/bench_intelligibility.py
 
 bench-gateway: setup
 	$(UV) run python bench/bench_gateway.py

@@ -12,7 +12,7 @@ Runs are interleaved (direct, gateway, direct, gateway ...) on the same replies 
    to the same reply run alone; no message over 32 KB; every turn's seqs exactly 0..n-1 (nothing lost or
    duplicated). Prints the check results and the timings.
 
-Usage: ``uv run python bench/bench_gateway.py [--runs 3] [--clients 32]``.
+Usage: ``uv run python bench/bench_gateway.py [--runs 3] [--clients 32] [--crowd short|long]``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,15 @@ CORPUS = (
     "Good question! The short answer is yes. The longer answer depends on how much memory your phone has left.",
 )
 """Realistic replies (the speak model echoes the prompt as its reply)."""
+
+SHORT_CORPUS = (
+    "Sure, I can do that.",
+    "Your table is booked for eight. See you then!",
+    "It is twelve degrees and cloudy right now.",
+    "Done. I moved the meeting to Thursday at three.",
+)
+"""Short replies, the common case of a voice agent's turn: ``--crowd short`` (the default) sends these, so that 32
+simultaneous turns fit a 2-core machine's synthesis budget; ``--crowd long`` sends :data:`CORPUS`."""
 
 
 async def direct_ttfa(client: httpx.AsyncClient, agent_url: str, text: str, mode: TurnMode) -> float:
@@ -81,10 +90,10 @@ async def measure_ttfa(stack: RelayStack, runs: int) -> dict[tuple[str, TurnMode
     return samples
 
 
-async def concurrent_clients(stack: RelayStack, clients: int) -> None:
-    alone = {text: (await gateway_turn(stack, f"alone-{i}", text, TurnMode.BIDI)).pcm for i, text in enumerate(CORPUS)}
+async def concurrent_clients(stack: RelayStack, clients: int, corpus: tuple[str, ...]) -> None:
+    alone = {text: (await gateway_turn(stack, f"alone-{i}", text, TurnMode.BIDI)).pcm for i, text in enumerate(corpus)}
     started = time.perf_counter()
-    texts = [CORPUS[i % len(CORPUS)] for i in range(clients)]
+    texts = [corpus[i % len(corpus)] for i in range(clients)]
     reports = await asyncio.gather(
         *(gateway_turn(stack, f"crowd-{i}", text, TurnMode.BIDI) for i, text in enumerate(texts))
     )
@@ -94,7 +103,7 @@ async def concurrent_clients(stack: RelayStack, clients: int) -> None:
     largest = max(r.largest_message_bytes for r in reports)
     ttfa = [r.time_to_first_audio_s or 0.0 for r in reports]
     print_table(
-        f"{clients} concurrent clients through the local gateway (bidi)",
+        f"{clients} concurrent clients through the local gateway (bidi, {len(corpus)} distinct replies)",
         ["check / figure", "value"],
         [
             ["turns completed", f"{len(reports)}/{clients}"],
@@ -124,6 +133,9 @@ def main() -> None:
         "--runs", type=int, default=3, help="passes over the corpus per mode (default 3; 0 = skip the TTFA part)"
     )
     parser.add_argument("--clients", type=int, default=32, help="concurrent clients (default 32; 0 = skip)")
+    parser.add_argument(
+        "--crowd", choices=["short", "long"], default="short", help="the concurrent clients' replies (default short)"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     quiet_agentcore_access_log()
@@ -134,7 +146,8 @@ def main() -> None:
         if args.runs:
             ttfa_table(asyncio.run(measure_ttfa(stack, args.runs)), args.runs)
         if args.clients:
-            asyncio.run(concurrent_clients(stack, args.clients))
+            corpus = SHORT_CORPUS if args.crowd == "short" else CORPUS
+            asyncio.run(concurrent_clients(stack, args.clients, corpus))
 
 
 def ttfa_table(samples: dict[tuple[str, TurnMode], list[float]], runs: int) -> None:

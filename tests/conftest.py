@@ -42,7 +42,7 @@ def worker_group(nodeid: str) -> str:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """pytest-xdist schedules whole :func:`worker_group` groups (``make unit`` runs two workers)."""
-    from xdist.scheduler import LoadScopeScheduling  # noqa: PLC0415
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]  # noqa: PLC0415
 
     class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
