@@ -18,10 +18,20 @@ if TYPE_CHECKING:
 # Worker groups (owner: the suite; `make unit` runs pytest-xdist on two workers)
 # ---------------------------------------------------------------------------------------------------------
 
-PROCESS_ENV_PATHS = ("tests/functions/", "tests/local/", "tests/web/test_web_browser.py")
+PROCESS_ENV_PATHS = (
+    "tests/functions/",
+    "tests/local/test_apigw_websocket.py",
+    "tests/local/test_captions_gateway.py",
+    "tests/local/test_moto_dynamodb.py",
+    "tests/local/test_ops_cli.py",
+    "tests/local/test_relay_stack.py",
+    "tests/local/test_sagemaker_frontend_stack.py",
+    "tests/web/test_web_browser.py",
+)
 """Tests that set or need process-wide AWS state (moto backends, AWS_ENDPOINT_URL_* variables, the one
-``RelayStack`` a process may hold, used by the local and browser tests): they all run on ONE worker, in collection
-order, exactly as in a serial run (the ops tests first, then the session relay stack)."""
+``RelayStack`` a process may hold: the smoke-test module's own, then the session ``relay_stack``): they all run on
+ONE worker, in collection order, exactly as in a serial run (the ops tests first, then the session relay stack).
+A test that uses ``relay_stack`` or moto in-process belongs here; commands run as subprocesses do not."""
 
 SHARED_SETUP_PATHS = {"tests/infra/": "cdk-synth"}
 """Directories whose session fixture is too costly to build on both workers (the CDK synth): one worker runs them."""
