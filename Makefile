@@ -54,7 +54,7 @@ typecheck: setup
 PYTEST_WORKERS ?= 2
 
 unit: setup
-	$(UV) run pytest -n $(PYTEST_WORKERS)
+	$(UV) run pytest -n $(PYTEST_WORKERS) --durations=20
 
 test: lint typecheck web-typecheck web-test browser unit
 
