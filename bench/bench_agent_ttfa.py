@@ -11,7 +11,12 @@ alike:
 - bidi + first fragment (the agent's default): the first piece may end at a clause mark after N words.
 
 Prints per-mode medians and the ratio bidi/batch (target with the first-fragment policy: <= 0.30).
-Usage: ``uv run python bench/bench_agent_ttfa.py [--runs 5] [--rate 40] [--fragment-words 4]``.
+
+``--corpus N`` (issue 12) instead runs the first N replies of bench/corpus.py, batch and bidi (the agent's and the
+container's defaults) interleaved reply by reply, and compares bidi's first SOUND (its first byte plus the playback
+time to its first sample at -40 dBFS, as a client playing from the first byte hears it) with batch's first byte:
+the median of the per-reply ratios (target <= 0.20).
+Usage: ``uv run python bench/bench_agent_ttfa.py [--runs 5] [--rate 40] [--fragment-words 4] [--corpus 12]``.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ import statistics
 
 import httpx
 from benchlib import REFERENCE_TEXT, print_table
+from corpus import REPLIES
 
+from kokoro_server.silence import first_audible_sample, pcm16_to_float
+from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
 from relay_core.segmenter import SentenceSegmenter
 from relay_local.agent_client import collect_turn
@@ -56,12 +64,56 @@ async def measure(urls: dict[str, tuple[str, TurnMode]], runs: int) -> dict[str,
     return results
 
 
+async def corpus_turn(client: httpx.AsyncClient, agent_url: str, reply: str, mode: TurnMode) -> tuple[float, float]:
+    """(first byte s, first sound s) of one turn speaking ``reply``."""
+    result = await collect_turn(client, agent_url, AgentPayload(prompt=reply, mode=mode))
+    if not isinstance(result.terminal, AgentEnd) or result.time_to_first_audio_s is None:
+        raise RuntimeError(f"the turn failed: {result.terminal}")
+    audible = first_audible_sample(pcm16_to_float(result.pcm)) or 0
+    return result.time_to_first_audio_s, result.time_to_first_audio_s + audible / limits.SAMPLE_RATE
+
+
+async def measure_corpus(agent_url: str, replies: list[str]) -> list[list[object]]:
+    rows: list[list[object]] = []
+    async with httpx.AsyncClient(timeout=600) as client:
+        await corpus_turn(client, agent_url, "Warm up.", TurnMode.BIDI)
+        for index, reply in enumerate(replies):
+            batch_byte, batch_sound = await corpus_turn(client, agent_url, reply, TurnMode.BATCH)
+            bidi_byte, bidi_sound = await corpus_turn(client, agent_url, reply, TurnMode.BIDI)
+            rows.append([index, batch_byte * 1000, batch_sound * 1000, bidi_byte * 1000, bidi_sound * 1000])
+            print(
+                f"  reply {index}: batch first byte {batch_byte:.2f} s, bidi first sound {bidi_sound:.2f} s", flush=True
+            )
+    return rows
+
+
+def corpus_main(count: int, rate: float) -> None:
+    replies = list(REPLIES[:count])
+    with VoiceStack(agent_config=AgentConfig(model=ModelKind.SPEAK, speak_tokens_per_s=rate)) as stack:
+        rows = asyncio.run(measure_corpus(stack.agent_url, replies))
+    ratios = [float(r[4]) / float(r[1]) for r in rows]  # type: ignore[arg-type]
+    print_table(
+        f"Corpus ({len(replies)} replies), speak model at {rate:g} tokens/s, agent and container defaults: "
+        "bidi first sound vs batch first byte (ms)",
+        ["reply", "batch first byte", "batch first sound", "bidi first byte", "bidi first sound"],
+        rows,
+    )
+    print(
+        f"\nmedian over replies of bidi first sound / batch first byte: {statistics.median(ratios):.3f} "
+        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); target <= 0.20"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--rate", type=float, default=40.0, help="speak model tokens per second")
     parser.add_argument("--fragment-words", type=int, default=AgentConfig().first_fragment_words or 4)
+    parser.add_argument("--corpus", type=int, default=0, help="run the first N corpus replies instead (first sound)")
     args = parser.parse_args()
+    if args.corpus:
+        corpus_main(args.corpus, args.rate)
+        return
 
     base = AgentConfig(model=ModelKind.SPEAK, speak_tokens_per_s=args.rate)
     pieces_on = SentenceSegmenter(first_fragment_words=args.fragment_words)
