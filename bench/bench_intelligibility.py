@@ -39,13 +39,13 @@ from benchlib import percentile, print_table
 from corpus import ASR_SAMPLE, REPLIES
 
 from kokoro_server import word_timings
+from kokoro_server.captioned import speak_timed
 from kokoro_server.engines import EngineConfig, load_engine
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import RAW, SpeechPolicy
-from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
+from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.silence import pcm16_to_float, silences
-from kokoro_server.word_timer import WordTimer
 
 TARGET_WER_MARGIN = 0.01
 TARGET_MEDIAN_S = 0.100
@@ -67,25 +67,12 @@ def load_asr_support() -> ModuleType:
     return module
 
 
-async def _timed_speech(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[bytes, list[Any]]:
-    timer = WordTimer(engine, request_id="bench")
-    session = scheduler.open_session(label="bench")
-    speech = ScheduledSpeech(timer.engine, scheduler, session, text=text, voice=engine.default_voice, speed=1.0)
-    pcm = bytearray()
-    words: list[Any] = []
-    try:
-        async for piece in speech.pcm_segments():
-            pcm.extend(piece)
-            for timings in timer.pending(speech):
-                words.extend(timings.words)
-    finally:
-        scheduler.cancel_session(session)
-    return bytes(pcm), words
-
-
 def timed_speech(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[bytes, list[Any]]:
     """The PCM and word timings a fresh WebSocket/HTTP request gets for ``text`` (server defaults)."""
-    return asyncio.run(_timed_speech(engine, scheduler, text))
+    spoken = asyncio.run(
+        speak_timed(engine, scheduler, text=text, voice=engine.default_voice, speed=1.0, request_id="bench")
+    )
+    return spoken.pcm, list(spoken.words)
 
 
 def _unfitted(spans: Sequence[tuple[int, int]], audio: Any, *, sample_rate: int) -> list[tuple[int, int]]:

@@ -72,8 +72,8 @@ def test_a_chunk_is_handed_over_as_soon_as_it_arrives() -> None:
         stream.close()
 
 
-def test_cancel_goes_to_the_same_session(aws: None, gw: ModuleType) -> None:
-    agent, stub = runtime(gw)
+def expect_cancel(stub: Stubber, gw: ModuleType, payload: bytes) -> None:
+    """Expect one JSON ``invoke_agent_runtime`` on SESSION with exactly ``payload``; answer that t-1 was cancelled."""
     answer = b'{"cancelled":["t-1"]}'
     stub.add_response(
         "invoke_agent_runtime",
@@ -86,11 +86,16 @@ def test_cancel_goes_to_the_same_session(aws: None, gw: ModuleType) -> None:
             "agentRuntimeArn": gw.RUNTIME_ARN,
             "qualifier": "DEFAULT",
             "runtimeSessionId": SESSION,
-            "payload": b'{"action":"cancel","request_id":"t-1"}',
+            "payload": payload,
             "contentType": "application/json",
             "accept": "application/json",
         },
     )
+
+
+def test_cancel_goes_to_the_same_session(aws: None, gw: ModuleType) -> None:
+    agent, stub = runtime(gw)
+    expect_cancel(stub, gw, b'{"action":"cancel","request_id":"t-1"}')
     with stub:
         assert agent.cancel(session_id=SESSION, request_id="t-1") == ["t-1"]
 
@@ -105,23 +110,7 @@ def test_invoke_errors_become_agent_unavailable(aws: None, gw: ModuleType, code:
 
 def test_cancel_carries_played_ms_when_the_client_sent_it(aws: None, gw: ModuleType) -> None:
     agent, stub = runtime(gw)
-    answer = b'{"cancelled":["t-1"]}'
-    stub.add_response(
-        "invoke_agent_runtime",
-        {
-            "contentType": "application/json",
-            "statusCode": 200,
-            "response": StreamingBody(io.BytesIO(answer), len(answer)),
-        },
-        {
-            "agentRuntimeArn": gw.RUNTIME_ARN,
-            "qualifier": "DEFAULT",
-            "runtimeSessionId": SESSION,
-            "payload": b'{"action":"cancel","request_id":"t-1","played_ms":2350}',
-            "contentType": "application/json",
-            "accept": "application/json",
-        },
-    )
+    expect_cancel(stub, gw, b'{"action":"cancel","request_id":"t-1","played_ms":2350}')
     with stub:
         assert agent.cancel(session_id=SESSION, request_id="t-1", played_ms=2350) == ["t-1"]
     stub.assert_no_pending_responses()

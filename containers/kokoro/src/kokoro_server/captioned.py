@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,8 +20,10 @@ from starlette.routing import Route
 
 from kokoro_server.encoders import encode_whole, is_cheap
 from kokoro_server.engines import EngineError
+from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, from_protocol_error, internal_error
 from kokoro_server.scheduled_speech import ScheduledSpeech
+from kokoro_server.scheduler import Scheduler
 from kokoro_server.speech_responses import read_body
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.word_timer import WordTimer
@@ -35,6 +38,35 @@ logger = logging.getLogger(__name__)
 DEFAULT_FORMAT = AudioFormat.WAV
 
 
+@dataclass(frozen=True, slots=True)
+class TimedSpeech:
+    """A whole request's PCM (s16le) and the timings of its words on that PCM's timeline."""
+
+    pcm: bytes
+    words: tuple[WordTiming, ...]
+    duration_s: float
+
+
+async def speak_timed(
+    engine: SpeechEngine, scheduler: Scheduler, *, text: str, voice: str, speed: float, request_id: str
+) -> TimedSpeech:
+    """Speak ``text`` as one request through ``scheduler`` (the server's policies, like any route) and collect its
+    word timings. The scheduler session is closed however this ends; synthesis errors propagate."""
+    timer = WordTimer(engine, request_id=request_id)
+    session = scheduler.open_session(label=request_id)
+    synthesis = ScheduledSpeech(timer.engine, scheduler, session, text=text, voice=voice, speed=speed)
+    pieces: list[bytes] = []
+    words: list[WordTiming] = []
+    try:
+        async for pcm in synthesis.pcm_segments():
+            pieces.append(pcm)
+            for timings in timer.pending(synthesis):
+                words.extend(timings.words)
+    finally:
+        scheduler.cancel_session(session)
+    return TimedSpeech(b"".join(pieces), tuple(words), synthesis.duration_s)
+
+
 async def captioned_speech(request: Request) -> Response:
     """Speak ``input``; answer the whole file (base64) with its word timings."""
     state = server_state(request)
@@ -47,32 +79,22 @@ async def captioned_speech(request: Request) -> Response:
     except ProtocolError as exc:
         return from_protocol_error(exc).response()
     request_id = random_request_id()
-    timer = WordTimer(engine, request_id=request_id)
-    session = scheduler.open_session(label=request_id)
     fmt = speech.format
-    synthesis = ScheduledSpeech(
-        timer.engine,
-        scheduler,
-        session,
-        text=speech.input,
-        voice=speech.voice or engine.default_voice,
-        speed=speech.speed,
-    )
-    pieces: list[bytes] = []
-    words: list[WordTiming] = []
     try:
-        async for pcm in synthesis.pcm_segments():
-            pieces.append(pcm)
-            for timings in timer.pending(synthesis):
-                words.extend(timings.words)
+        spoken = await speak_timed(
+            engine,
+            scheduler,
+            text=speech.input,
+            voice=speech.voice or engine.default_voice,
+            speed=speech.speed,
+            request_id=request_id,
+        )
     except EngineError as exc:
         return from_engine_error(exc).response()
     except Exception as exc:
         logger.exception("captioned request %s failed", request_id)
         return internal_error(exc).response()
-    finally:
-        scheduler.cancel_session(session)
-    pcm = b"".join(pieces)
+    pcm = spoken.pcm
     if is_cheap(fmt):
         audio = encode_whole(fmt, pcm, sample_rate=engine.sample_rate)
     else:
@@ -81,9 +103,9 @@ async def captioned_speech(request: Request) -> Response:
         request_id=request_id,
         format=fmt.value,
         sample_rate=engine.sample_rate,
-        duration_s=round(synthesis.duration_s, 4),
+        duration_s=round(spoken.duration_s, 4),
         audio=b64encode(audio),
-        words=tuple(words),
+        words=spoken.words,
     )
     return JSONResponse(answer.to_json())
 
