@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
 import sys
@@ -26,7 +27,7 @@ import time
 import warnings
 
 import httpx
-from benchlib import REFERENCE_TEXT, print_table
+from benchlib import REFERENCE_TEXT, print_table, run_agent, run_server
 
 from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
@@ -77,14 +78,21 @@ async def measure_ttfa(stack: RelayStack, runs: int) -> dict[tuple[str, TurnMode
         for run in range(runs):
             for index, text in enumerate(CORPUS):
                 for mode in (TurnMode.BIDI, TurnMode.BATCH):
-                    direct = await direct_ttfa(client, stack.agent_url, text, mode)
                     # a fresh user per turn: the per-user rate limit (TURNS_PER_MINUTE) is not what we measure
-                    via = await gateway_turn(stack, f"ttfa-{run}-{index}-{mode}", text, mode)
+                    user = f"ttfa-{run}-{index}-{mode}"
+                    if (run + index) % 2:  # alternate which side goes first, so neither always follows the other
+                        via = await gateway_turn(stack, user, text, mode)
+                        direct = await direct_ttfa(client, stack.agent_url, text, mode)
+                    else:
+                        direct = await direct_ttfa(client, stack.agent_url, text, mode)
+                        via = await gateway_turn(stack, user, text, mode)
                     samples.setdefault(("direct", mode), []).append(direct)
                     samples.setdefault(("gateway", mode), []).append(via.time_to_first_audio_s or 0.0)
+                    samples.setdefault(("connect", mode), []).append(via.connect_s)
                     print(
                         f"  run {run} reply {index} {mode}: direct {direct * 1000:.0f} ms, "
-                        f"gateway {(via.time_to_first_audio_s or 0) * 1000:.0f} ms",
+                        f"gateway {(via.time_to_first_audio_s or 0) * 1000:.0f} ms "
+                        f"(after a {via.connect_s * 1000:.0f} ms connect)",
                         file=sys.stderr,
                     )
     return samples
@@ -136,13 +144,29 @@ def main() -> None:
     parser.add_argument(
         "--crowd", choices=["short", "long"], default="short", help="the concurrent clients' replies (default short)"
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the agent and the TTS container in this process too (default: processes of their own, as in AWS, "
+        "where they are separate containers from the gateway's functions)",
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     quiet_agentcore_access_log()
     # The TTS container admits 4 sessions per core by default (1013 beyond); a SageMaker endpoint scales out
     # instead. Admit every client here, so the run measures the gateway, not the container's admission.
     os.environ.setdefault("KOKORO_MAX_SESSIONS", str(max(args.clients, 1)))
-    with RelayStack(function_env={"TURNS_PER_MINUTE": "1000"}) as stack:
+    with contextlib.ExitStack() as servers:
+        agent_url = None
+        if not args.in_process:
+            tts = servers.enter_context(run_server())
+            agent_url = servers.enter_context(run_agent(tts.ws_url)).http_url
+        stack = servers.enter_context(RelayStack(agent_url=agent_url, function_env={"TURNS_PER_MINUTE": "1000"}))
+        print(
+            "agent and TTS container: "
+            + ("in this process (--in-process)" if args.in_process else "processes of their own, as in AWS"),
+            file=sys.stderr,
+        )
         if args.runs:
             ttfa_table(asyncio.run(measure_ttfa(stack, args.runs)), args.runs)
         if args.clients:
@@ -155,11 +179,12 @@ def ttfa_table(samples: dict[tuple[str, TurnMode], list[float]], runs: int) -> N
     for mode in (TurnMode.BIDI, TurnMode.BATCH):
         direct = statistics.median(samples[("direct", mode)])
         via = statistics.median(samples[("gateway", mode)])
-        rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}"])
+        connect = statistics.median(samples[("connect", mode)])
+        rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}", f"{connect * 1000:.0f}"])
     print_table(
-        f"Time to first audio, direct to the agent vs through the local gateway (medians of "
-        f"{runs * len(CORPUS)} turns each)",
-        ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)"],
+        f"Time to first audio, direct to the agent vs through the local gateway from sendMessage on an open "
+        f"connection (medians of {runs * len(CORPUS)} turns each)",
+        ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)", "connect before (ms)"],
         rows,
     )
     bidi = statistics.median(samples[("gateway", TurnMode.BIDI)])

@@ -96,6 +96,20 @@ def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float =
 
 
 @contextlib.contextmanager
+def run_agent(
+    tts_ws_url: str, *, env: dict[str, str] | None = None, timeout_s: float = 60.0
+) -> Iterator[ServerProcess]:
+    """Start ``voice-agent`` (the offline speak model) on a free loopback port, speaking through the TTS session at
+    ``tts_ws_url``; wait for a healthy /ping, stop it afterwards. In AWS the agent runs in its own microVM: as a
+    process of its own here, its work and a caller's (e.g. the gateway's functions) do not share one interpreter."""
+    port = free_port()
+    exe = Path(sys.executable).with_name("voice-agent")
+    command = [str(exe), "--host", "127.0.0.1", "--port", str(port), "--tts-url", tts_ws_url, "--log-level", "WARNING"]
+    with _serve(command, env=env, port=port, timeout_s=timeout_s) as server:
+        yield server
+
+
+@contextlib.contextmanager
 def run_baseline(timeout_s: float = 120.0) -> Iterator[ServerProcess]:
     """Start bench/baseline_server.py (one whole request at a time, one global lock) on a free loopback port."""
     port = free_port()

@@ -128,7 +128,8 @@ def _summarize(report: TurnReport, out: Path) -> int:
         out.write_bytes(wav_bytes(report.pcm))
     ttfa = "n/a" if report.time_to_first_audio_s is None else f"{report.time_to_first_audio_s * 1000:.0f} ms"
     print(
-        f"turn {report.turn_id}: {report.outcome}; time to first audio: {ttfa}; audio "
+        f"turn {report.turn_id}: {report.outcome}; connected in {report.connect_s * 1000:.0f} ms; "
+        f"time to first audio after sendMessage: {ttfa}; audio "
         f"{pcm_duration_s(len(report.pcm)):.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
         f"(largest {report.largest_message_bytes} bytes, {report.duplicates} duplicates, "
         f"{report.reconnects} reconnects); " + (f"wrote {out}" if completed else "no WAV written")

@@ -57,7 +57,10 @@ class TurnReport:
     time_to_first_audio_s: float | None = None
     """From sending ``sendMessage`` to the first audio sample (client clock)."""
     time_to_first_text_s: float | None = None
+    connect_s: float = 0.0
+    """Opening the WebSocket (the ``$connect`` authorizer and handler), before ``sendMessage`` was sent."""
     elapsed_s: float = 0.0
+    """From sending ``sendMessage`` to the turn's end."""
     messages: int = 0
     """Messages received for this connection's turn, duplicates included."""
     largest_message_bytes: int = 0
@@ -106,14 +109,16 @@ async def run_turn(
     ``timings``: ask for the reply's word timings (``WordsReceived`` events, :attr:`TurnReport.words`).
     ``barge_in``: a truthful barge-in, a cancel carrying ``played_ms`` when it first answers a number."""
     session = ClientSession(collect_audio=True)
-    started = time.perf_counter()
-    deadline = started + timeout_s
+    connecting = time.perf_counter()
+    deadline = connecting + timeout_s
     websocket = await open_connection(gateway_url, token)
+    started = time.perf_counter()
+    connect_s = started - connecting
     turn_id = ""
     try:
         await websocket.send(session.send_message(prompt, mode=mode, voice=voice, speed=speed, timings=timings))
         turn_id = session.turns[-1].turn_id
-        report = TurnReport(turn_id)
+        report = TurnReport(turn_id, connect_s=connect_s)
         cancelled = False
         heard = time.perf_counter()
         while not session.turn(turn_id).finished:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+import pytest
+
 from relay_core import limits
 from relay_functions.gateway import connect, disconnect
+from relay_functions.gateway.connections import ConnectionNotRegisteredError
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.rate_limit import TurnRateLimiter
 
@@ -72,6 +75,20 @@ def test_one_turn_per_connection(deps: GatewayDeps) -> None:
     deps.connections.release_turn("conn-a", "t-1")
     assert deps.connections.claim_turn("conn-a", "t-2")
     assert not deps.connections.claim_turn("conn-unknown", "t-3")
+
+
+def test_claiming_a_new_turn_reads_the_connection_in_the_same_write(deps: GatewayDeps) -> None:
+    deps.connections.put("conn-a", user_id="u", session_id="s" * 40)
+    claimed = deps.connections.claim_new_turn("conn-a", "t-1")
+    assert claimed is not None
+    assert (claimed.user_id, claimed.session_id, claimed.active_turn) == ("u", "s" * 40, "t-1")
+    assert deps.connections.claim_new_turn("conn-a", "t-2") is None  # t-1 still runs there
+    deps.connections.release_turn("conn-a", "t-1")
+    again = deps.connections.claim_new_turn("conn-a", "t-2")
+    assert again is not None and again.active_turn == "t-2"
+    with pytest.raises(ConnectionNotRegisteredError):
+        deps.connections.claim_new_turn("conn-unknown", "t-3")
+    assert deps.connections.get("conn-unknown") is None  # the failed claim created nothing
 
 
 def test_rate_limit_counts_turns_per_user_and_minute(deps: GatewayDeps) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -80,7 +81,8 @@ def start_relay(deps: GatewayDeps, agent: Any, poster: Any, *, window_s: float =
         poster=poster,
         agent=agent,
         resume_window_s=window_s,
-        **{"poll_interval_s": POLL_S, **kwargs},
+        # one message per agent event unless a test asks for the text coalescing window
+        **{"poll_interval_s": POLL_S, "text_window_s": 0.0, **kwargs},
     )
     outcome: list[RelayResult] = []
     thread = threading.Thread(target=lambda: outcome.append(relay.run()), daemon=True)
@@ -131,6 +133,39 @@ def test_a_turn_is_relayed_numbered_and_within_the_frame_quota(deps: GatewayDeps
     assert turn is not None and turn.state == TurnState.CLOSED and turn.outcome == "completed"
     connection = deps.connections.get("conn-a")
     assert connection is not None and connection.active_turn is None  # the next sendMessage may run
+
+
+def test_a_token_by_token_reply_goes_out_as_a_few_text_messages_before_its_audio(
+    deps: GatewayDeps, gw: ModuleType
+) -> None:
+    words = [f"word{i} " for i in range(30)]
+    audio = pcm(2400)
+
+    def script(stream: Any, payload: AgentPayload) -> None:
+        stream.push(gw.sse(AgentStart(TURN)))
+        for i, word in enumerate(words):  # an LLM's deltas, 5 ms apart
+            stream.push(gw.sse(TextDelta(TURN, i, word)))
+            time.sleep(0.005)
+        stream.push(gw.sse(AudioStreamStart(TURN, voice="af_heart"), AudioChunk(TURN, 0, b64(audio))))
+        stream.push(gw.sse(TextDelta(TURN, 30, "last."), AudioStreamEnd(TURN, total_chunks=1, duration_s=0.1)))
+        stream.push(gw.sse(AgentEnd(TURN)))
+        stream.end()
+
+    agent, poster = gw.FakeAgent(on_open=script), gw.RecordingPoster()
+    result = start_relay(deps, agent, poster, text_window_s=0.1).join()
+
+    messages = poster.messages("conn-a")
+    kinds = [m["type"] for m in messages]
+    text_messages = [m for m in messages if m["type"] == "text_delta"]
+    assert "".join(m["text"] for m in text_messages) == "".join(words) + "last."
+    # 31 deltas over ~0.2 s: the first at once, then at most one per 100 ms, then what the audio forced out
+    assert 2 <= len(text_messages) <= 6
+    assert text_messages[0]["text"] == "word0 "
+    # every word the agent wrote before its audio reaches the client before that audio (held text goes first)
+    before_audio = messages[: kinds.index("audio_stream_start")]
+    assert "".join(m.get("text", "") for m in before_audio) == "".join(words)
+    assert seqs(messages) == list(range(len(messages)))
+    assert result.outcome == TurnOutcome.COMPLETED
 
 
 def test_cancel_reaches_the_agent_and_the_client_gets_agent_end_cancelled(deps: GatewayDeps, gw: ModuleType) -> None:

@@ -20,7 +20,7 @@ from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
-from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
+from relay_functions.gateway.route_event import Route, RouteContext, handle_client_message, rejection
 
 
 @tracer.capture_method
@@ -61,7 +61,7 @@ def late_barge_in(turn_id: str, connection: Connection, played_ms: int, deps: Ga
     return True
 
 
-ROUTES: dict[type[ClientMessage], RouteFunction] = {Cancel: cancel_turn}
+ROUTES: dict[type[ClientMessage], Route] = {Cancel: cancel_turn}
 
 
 @log_invocation

@@ -14,7 +14,9 @@ two Lambdas racing on the same connection cannot both win.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +50,10 @@ class Connection:
     session_id: str
     connected_at: float
     active_turn: str | None = None
+
+
+class ConnectionNotRegisteredError(LookupError):
+    """The connection is not in the table: it never completed ``$connect``, or it is gone."""
 
 
 def is_conditional_failure(exc: ClientError) -> bool:
@@ -99,16 +105,11 @@ class ConnectionStore:
         attrs = item.get("Item")
         if not attrs:
             return None
-        active = attrs.get("active_turn", {}).get("S")
-        if active is not None and float(attrs.get("active_turn_expires", {}).get("N", "0")) < self._clock.now():
-            active = None
-        return Connection(
-            connection_id=connection_id,
-            user_id=attrs["user_id"]["S"],
-            session_id=attrs["session_id"]["S"],
-            connected_at=float(attrs["connected_at"]["N"]),
-            active_turn=active,
-        )
+        connection = _connection(connection_id, attrs)
+        lapses_at = float(attrs.get("active_turn_expires", {}).get("N", "0"))
+        if connection.active_turn is not None and lapses_at < self._clock.now():
+            return dataclasses.replace(connection, active_turn=None)
+        return connection
 
     def delete(self, connection_id: str) -> Connection | None:
         """Forget a connection; what it was, or None if it was unknown."""
@@ -118,40 +119,55 @@ class ConnectionStore:
         attrs: dict[str, Any] = dict(response.get("Attributes") or {})
         if not attrs:
             return None
-        return Connection(
-            connection_id=connection_id,
-            user_id=attrs["user_id"]["S"],
-            session_id=attrs["session_id"]["S"],
-            connected_at=float(attrs["connected_at"]["N"]),
-            active_turn=attrs.get("active_turn", {}).get("S"),
-        )
+        return _connection(connection_id, attrs)
 
     def claim_turn(self, connection_id: str, turn_id: str, *, reclaim: bool = False) -> bool:
         """Mark ``turn_id`` as the connection's running turn; False when another turn already runs on it (or the
         connection is gone). ``reclaim``: also succeed when ``turn_id`` itself already runs there (a resume on the
         same connection)."""
-        now = self._clock.now()
-        same_turn = " OR active_turn = :t" if reclaim else ""
         try:
-            self._db.update_item(
-                TableName=self._table,
-                Key={"pk": {"S": _key(connection_id)}},
-                UpdateExpression="SET active_turn = :t, active_turn_expires = :exp",
-                ConditionExpression=(
-                    "attribute_exists(pk) AND "
-                    f"(attribute_not_exists(active_turn) OR active_turn_expires < :now{same_turn})"
-                ),
-                ExpressionAttributeValues={
-                    ":t": {"S": turn_id},
-                    ":exp": {"N": _num(now + MAX_TURN_S)},
-                    ":now": {"N": _num(now)},
-                },
-            )
+            self._claim(connection_id, turn_id, reclaim=reclaim)
         except ClientError as exc:
             if is_conditional_failure(exc):
                 return False
             raise
         return True
+
+    def claim_new_turn(self, connection_id: str, turn_id: str) -> Connection | None:
+        """:meth:`claim_turn` and the read of the connection in one conditional write (no read before it): the
+        connection as it is with ``turn_id`` claimed, or None when another turn already runs on it. Raises
+        :class:`ConnectionNotRegisteredError` when the connection is not recorded (it never connected, or it is
+        gone)."""
+        try:
+            response = self._claim(
+                connection_id, turn_id, ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD"
+            )
+        except ClientError as exc:
+            if not is_conditional_failure(exc):
+                raise
+            old: Mapping[str, Any] = exc.response  # with ALL_OLD, a failed condition answers the item as it was
+            if not old.get("Item"):
+                raise ConnectionNotRegisteredError(connection_id) from exc
+            return None
+        return _connection(connection_id, response["Attributes"])
+
+    def _claim(self, connection_id: str, turn_id: str, *, reclaim: bool = False, **returns: str) -> Any:
+        now = self._clock.now()
+        same_turn = " OR active_turn = :t" if reclaim else ""
+        return self._db.update_item(
+            TableName=self._table,
+            Key={"pk": {"S": _key(connection_id)}},
+            UpdateExpression="SET active_turn = :t, active_turn_expires = :exp",
+            ConditionExpression=(
+                f"attribute_exists(pk) AND (attribute_not_exists(active_turn) OR active_turn_expires < :now{same_turn})"
+            ),
+            ExpressionAttributeValues={
+                ":t": {"S": turn_id},
+                ":exp": {"N": _num(now + MAX_TURN_S)},
+                ":now": {"N": _num(now)},
+            },
+            **returns,  # type: ignore[arg-type]
+        )
 
     def release_turn(self, connection_id: str, turn_id: str) -> None:
         """Clear the connection's running turn if it is still ``turn_id`` (idempotent)."""
@@ -166,6 +182,16 @@ class ConnectionStore:
         except ClientError as exc:
             if not is_conditional_failure(exc):
                 raise
+
+
+def _connection(connection_id: str, attrs: Mapping[str, Any]) -> Connection:
+    return Connection(
+        connection_id=connection_id,
+        user_id=attrs["user_id"]["S"],
+        session_id=attrs["session_id"]["S"],
+        connected_at=float(attrs["connected_at"]["N"]),
+        active_turn=attrs.get("active_turn", {}).get("S"),
+    )
 
 
 def _key(connection_id: str) -> str:

@@ -13,9 +13,9 @@ from relay_core.client_messages import ClientMessage
 from relay_functions.gateway import cancel, resume, send_message
 from relay_functions.gateway.deps import process_deps
 from relay_functions.gateway.observability import log_invocation, metrics, tracer
-from relay_functions.gateway.route_event import RouteFunction, handle_client_message
+from relay_functions.gateway.route_event import Route, handle_client_message
 
-ROUTES: dict[type[ClientMessage], RouteFunction] = {**send_message.ROUTES, **cancel.ROUTES, **resume.ROUTES}
+ROUTES: dict[type[ClientMessage], Route] = {**send_message.ROUTES, **cancel.ROUTES, **resume.ROUTES}
 
 
 @log_invocation

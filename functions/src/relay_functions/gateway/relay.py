@@ -37,6 +37,7 @@ def relay_turn(payload: Mapping[str, Any], deps: GatewayDeps) -> RelayResult:
         agent=deps.agent_runtime,
         resume_window_s=deps.settings.resume_window_s,
         clock=deps.clock,
+        text_window_s=deps.settings.text_coalesce_s,
     )
     return relay.run()
 

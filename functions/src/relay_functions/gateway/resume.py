@@ -21,7 +21,7 @@ from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
-from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
+from relay_functions.gateway.route_event import Route, RouteContext, handle_client_message, rejection
 
 
 @tracer.capture_method
@@ -45,7 +45,7 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
     logger.info("turn switched to this connection", extra={"after_seq": message.after_seq})
 
 
-ROUTES: dict[type[ClientMessage], RouteFunction] = {Resume: resume_turn}
+ROUTES: dict[type[ClientMessage], Route] = {Resume: resume_turn}
 
 
 @log_invocation

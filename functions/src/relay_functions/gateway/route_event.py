@@ -71,10 +71,13 @@ def rejection(code: ClientErrorCode, message: str) -> RelayError:
     return RelayError(message, code=code.value)
 
 
+NOT_REGISTERED = "this connection is not registered: reconnect with a valid token"
+
+
 def registered_connection(ctx: RouteContext, deps: GatewayDeps) -> Connection:
     connection = deps.connections.get(ctx.connection_id)
     if connection is None:
-        raise rejection(ClientErrorCode.UNAUTHORIZED, "this connection is not registered: reconnect with a valid token")
+        raise rejection(ClientErrorCode.UNAUTHORIZED, NOT_REGISTERED)
     return connection
 
 
@@ -89,10 +92,23 @@ def reject(ctx: RouteContext, exc: BaseException, *, turn_id: str | None = None)
 
 
 RouteFunction = Callable[[RouteContext, Connection, Any, GatewayDeps], None]
+"""A route acting for the connection's user: :func:`handle_client_message` reads the connection before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReadsItsConnection:
+    """A route that reads the connection itself, in the conditional write that decides (``sendMessage`` claims
+    the connection and gets its user in one write): no read before it. It raises the ``unauthorized`` rejection
+    of :func:`registered_connection` for an unrecorded connection."""
+
+    run: Callable[[RouteContext, Any, GatewayDeps], None]
+
+
+Route = RouteFunction | ReadsItsConnection
 
 
 def handle_client_message(
-    raw_event: Mapping[str, Any], deps: GatewayDeps, routes: Mapping[type[ClientMessage], RouteFunction]
+    raw_event: Mapping[str, Any], deps: GatewayDeps, routes: Mapping[type[ClientMessage], Route]
 ) -> dict[str, Any]:
     """Parse the body, find the connection's user, run the route for the message's type; reject on error."""
     ctx = route_context(raw_event, deps)
@@ -105,9 +121,12 @@ def handle_client_message(
         route = routes.get(type(message))
         if route is None:
             raise unknown_action_error(message.to_json().get("action"))
-        connection = registered_connection(ctx, deps)
-        append_keys(user_id=connection.user_id)
-        route(ctx, connection, message, deps)
+        if isinstance(route, ReadsItsConnection):
+            route.run(ctx, message, deps)
+        else:
+            connection = registered_connection(ctx, deps)
+            append_keys(user_id=connection.user_id)
+            route(ctx, connection, message, deps)
     except RelayError as exc:
         logger.info("message rejected", extra={"code": exc.code})
         reject(ctx, exc, turn_id=turn_id)

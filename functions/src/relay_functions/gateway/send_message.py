@@ -2,7 +2,8 @@
 a turn may take minutes).
 
 In order: the message is checked (relay_core); the connection is claimed for the turn with one conditional
-write (a second turn while one runs: ``turn_in_progress``); the user's per-minute budget is taken
+write that also reads it (its user and AgentCore session: no read before it; a second turn while one runs:
+``turn_in_progress``; an unrecorded connection: ``unauthorized``); the user's per-minute budget is taken
 (``rate_limited``, which releases the claim); the turn record is created; ``turn_accepted`` is posted; then
 the relay function is invoked asynchronously (``InvocationType=Event``). Posting ``turn_accepted`` before
 the relay exists guarantees it reaches the client before the turn's seq 0. If the invoke fails the turn is
@@ -18,22 +19,34 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
 from relay_core.fields import encode_json
-from relay_functions.gateway.connections import Connection, is_conditional_failure
+from relay_functions.gateway.connections import ConnectionNotRegisteredError, is_conditional_failure
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
 from relay_functions.gateway.relay_request import RelayRequest
-from relay_functions.gateway.route_event import RouteContext, RouteFunction, handle_client_message, rejection
+from relay_functions.gateway.route_event import (
+    NOT_REGISTERED,
+    ReadsItsConnection,
+    Route,
+    RouteContext,
+    handle_client_message,
+    rejection,
+)
 from relay_functions.gateway.turns import TurnOutcome
 
 
 @tracer.capture_method
-def start_turn(ctx: RouteContext, connection: Connection, message: SendMessage, deps: GatewayDeps) -> None:
+def start_turn(ctx: RouteContext, message: SendMessage, deps: GatewayDeps) -> None:
     """Start ``message``'s turn on the connection, or raise a rejection (nothing is left half-done)."""
     turn_id = message.turn_id or new_turn_id()
     append_keys(turn_id=turn_id)
-    if not deps.connections.claim_turn(ctx.connection_id, turn_id):
+    try:
+        connection = deps.connections.claim_new_turn(ctx.connection_id, turn_id)
+    except ConnectionNotRegisteredError as exc:
+        raise rejection(ClientErrorCode.UNAUTHORIZED, NOT_REGISTERED) from exc
+    if connection is None:
         count("TurnsRejected")
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "a turn is already running: wait for its end, or cancel it")
+    append_keys(user_id=connection.user_id)
     try:
         decision = deps.rate_limiter.try_acquire(connection.user_id)
         if not decision.allowed:
@@ -84,7 +97,7 @@ def invoke_relay(request: RelayRequest, deps: GatewayDeps) -> None:
     )
 
 
-ROUTES: dict[type[ClientMessage], RouteFunction] = {SendMessage: start_turn}
+ROUTES: dict[type[ClientMessage], Route] = {SendMessage: ReadsItsConnection(start_turn)}
 
 
 @log_invocation

@@ -18,6 +18,7 @@ DEFAULT_QUALIFIER = "DEFAULT"
 DEFAULT_TURNS_PER_MINUTE = 10
 DEFAULT_RESUME_WINDOW_S = float(limits.RESUME_WINDOW_S)
 DEFAULT_CONNECTION_TTL_S = 7200
+DEFAULT_TEXT_COALESCE_MS = round(limits.TEXT_COALESCE_WINDOW_S * 1000)
 DEFAULT_SERVICE_NAME = "kokoro-relay-gateway"
 DEFAULT_METRICS_NAMESPACE = "KokoroRelay"
 JWKS_PATH = "/.well-known/jwks.json"
@@ -43,6 +44,8 @@ class GatewaySettings:
     turns_per_minute: int = DEFAULT_TURNS_PER_MINUTE
     resume_window_s: float = DEFAULT_RESUME_WINDOW_S
     connection_ttl_s: int = DEFAULT_CONNECTION_TTL_S
+    text_coalesce_s: float = limits.TEXT_COALESCE_WINDOW_S
+    """The relay sends at most one text message per this window (``TEXT_COALESCE_MS``; 0: one per agent delta)."""
     connections_endpoint_url: str | None = None
     """Overrides the ``https://{domainName}/{stage}`` @connections endpoint taken from each event."""
     service_name: str = DEFAULT_SERVICE_NAME
@@ -65,6 +68,7 @@ class GatewaySettings:
             turns_per_minute=_positive_int(environ, "TURNS_PER_MINUTE", DEFAULT_TURNS_PER_MINUTE),
             resume_window_s=float(_positive_int(environ, "RESUME_WINDOW_S", int(DEFAULT_RESUME_WINDOW_S))),
             connection_ttl_s=_positive_int(environ, "CONNECTION_TTL_S", DEFAULT_CONNECTION_TTL_S),
+            text_coalesce_s=_int(environ, "TEXT_COALESCE_MS", DEFAULT_TEXT_COALESCE_MS, minimum=0) / 1000,
             connections_endpoint_url=environ.get("CONNECTIONS_ENDPOINT_URL") or None,
             service_name=environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE_NAME,
             metrics_namespace=environ.get("POWERTOOLS_METRICS_NAMESPACE") or DEFAULT_METRICS_NAMESPACE,
@@ -80,15 +84,20 @@ class GatewaySettings:
 
 
 def _positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    return _int(environ, name, default, minimum=1)
+
+
+def _int(environ: Mapping[str, str], name: str, default: int, *, minimum: int) -> int:
+    kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     raw = environ.get(name)
     if raw is None or not raw.strip():
         return default
     try:
         value = int(raw)
     except ValueError as exc:
-        raise SettingsError(f"{name} must be a positive integer; got {raw[:40]!r}") from exc
-    if value <= 0:
-        raise SettingsError(f"{name} must be a positive integer; got {value}")
+        raise SettingsError(f"{name} must be {kind}; got {raw[:40]!r}") from exc
+    if value < minimum:
+        raise SettingsError(f"{name} must be {kind}; got {value}")
     return value
 
 

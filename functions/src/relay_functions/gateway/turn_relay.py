@@ -6,8 +6,11 @@
    nothing (outcome ``duplicate``).
 1. ``open_turn`` on the agent (``invoke_agent_runtime``); a failure ends the turn with ``agent_unavailable``.
 2. A reader thread takes the body as it arrives; the relay decodes it with :class:`relay_core.sse.SseDecoder`
-   (any chunking), frames every event with :class:`relay_core.client_framing.TurnFramer` (numbered, each under
-   the frame budget), keeps it in a :class:`relay_core.resume_buffer.ResumeBuffer`, and posts it.
+   (any chunking), joins text deltas that come within :data:`relay_core.limits.TEXT_COALESCE_WINDOW_S` of the
+   last text sent (:class:`relay_core.text_coalescing.TextCoalescer`: a few text messages a second instead of one
+   per token; audio is never held), frames every event with :class:`relay_core.client_framing.TurnFramer`
+   (numbered, each under the frame budget), keeps it in a :class:`relay_core.resume_buffer.ResumeBuffer`, and
+   posts it.
 3. Every :data:`POLL_INTERVAL_S` a watcher thread reads the turn record (one consistent GetItem) and queues the
    read behind the agent's chunks; the relay thread acts on it in order, so a slow read never holds up a post
    (and the first agent call waits for no poll):
@@ -46,12 +49,14 @@ from dataclasses import dataclass, field
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentEvent, AudioChunk, TurnStatus, parse_event
 from relay_core.client_framing import TurnFramer
 from relay_core.client_messages import ClientErrorCode, GatewayError, TurnAccepted, serialize
 from relay_core.errors import InvalidFieldError, ProtocolError, RelayError, ResumeExpiredError
 from relay_core.resume_buffer import ResumeBuffer
 from relay_core.sse import SseDecoder, SseEvent
+from relay_core.text_coalescing import TextCoalescer
 from relay_functions.gateway.agent_runtime import AgentRuntime, AgentUnavailableError, TurnStream
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import ConnectionStore
@@ -170,6 +175,7 @@ class TurnRelay:
         cancel_grace_s: float = CANCEL_GRACE_S,
         buffer: ResumeBuffer | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        text_window_s: float = limits.TEXT_COALESCE_WINDOW_S,
     ) -> None:
         self.request = request
         self._turns = turns
@@ -193,6 +199,7 @@ class TurnRelay:
         self._cancel_sent_at: float | None = None
         self._started = clock.monotonic()
         self._decoder = SseDecoder()
+        self._text = TextCoalescer(text_window_s)
         self.result = RelayResult()
 
     # --- the run ------------------------------------------------------------------------------------------
@@ -235,7 +242,7 @@ class TurnRelay:
 
     def _pump(self, reader: _Reader) -> None:
         while not self.framer.finished:
-            item = reader.get(self._poll_s)
+            item = reader.get(self._wait_s())
             if isinstance(item, _TurnRead):
                 self._apply(item.turn)
             elif isinstance(item, bytes):
@@ -253,6 +260,8 @@ class TurnRelay:
             if self.framer.finished:
                 return
             now = self._clock.monotonic()
+            for event in self._text.due(now):
+                self._relay_event(event)
             if self._abandoned():
                 logger.info("the client did not come back within %.0f s: cancelling the agent turn", self._window_s)
                 self._send_cancel()
@@ -260,8 +269,24 @@ class TurnRelay:
                 return
             if self._cancel_sent_at is not None and now - self._cancel_sent_at > self._grace_s:
                 logger.warning("the agent did not end the cancelled turn within %.1f s; ending it here", self._grace_s)
-                self._relay_event(AgentEnd(request_id=self.request.turn_id, status=TurnStatus.CANCELLED.value))
+                self._emit(AgentEnd(request_id=self.request.turn_id, status=TurnStatus.CANCELLED.value))
                 return
+
+    def _wait_s(self) -> float:
+        """How long the next read may block: until the next poll, or until held text is due if sooner."""
+        deadline = self._text.deadline
+        if deadline is None:
+            return self._poll_s
+        return max(0.0, min(self._poll_s, deadline - self._clock.monotonic()))
+
+    def _emit(self, event: AgentEvent) -> None:
+        """Relay ``event`` through the text coalescer: text may wait (at most its window); anything else goes now,
+        after the text held before it."""
+        for ready in self._text.push(event, self._clock.monotonic()):
+            if self.framer.finished:
+                logger.warning("skipping an agent event after the turn's end: %s", ready.type)
+                continue
+            self._relay_event(ready)
 
     def _feed(self, events: list[SseEvent]) -> None:
         for sse in events:
@@ -270,10 +295,7 @@ class TurnRelay:
             except ProtocolError as exc:
                 logger.warning("skipping an agent event that does not parse: %s", exc.code)
                 continue
-            if self.framer.finished:
-                logger.warning("skipping an agent event after the turn's end: %s", event.type)
-                continue
-            self._relay_event(event)
+            self._emit(event)
 
     def _relay_event(self, event: AgentEvent) -> None:
         try:
@@ -291,6 +313,10 @@ class TurnRelay:
             self._on_terminal(event)
 
     def _fail(self, code: ClientErrorCode, message: str) -> None:
+        for held in self._text.flush(self._clock.monotonic()):  # the text the client was owed comes first
+            self._relay_event(held)
+        if self.framer.finished:
+            return
         self.result.error_codes.append(code.value)
         for seq, text in self.framer.fail_numbered(code, message):
             self.buffer.append(seq, text)

@@ -77,27 +77,23 @@ class TurnStore:
         self._clock = clock
 
     def create(self, turn_id: str, *, user_id: str, session_id: str, connection_id: str) -> Turn:
+        """Create the turn's record (a conditional write: a turn id already used fails); the record as written."""
         now = self._clock.now()
-        self._db.put_item(
-            TableName=self._table,
-            Item={
-                "pk": {"S": turn_id},
-                "user_id": {"S": user_id},
-                "session_id": {"S": session_id},
-                "connection_id": {"S": connection_id},
-                "state": {"S": TurnState.RUNNING.value},
-                "cancel_requested": {"BOOL": False},
-                "resume_count": {"N": "0"},
-                "resume_after_seq": {"N": "-1"},
-                "created_at": {"N": _num(now)},
-                "updated_at": {"N": _num(now)},
-                "expires_at": {"N": str(int(now) + TURN_TTL_S)},
-            },
-            ConditionExpression="attribute_not_exists(pk)",
-        )
-        turn = self.get(turn_id)
-        assert turn is not None
-        return turn
+        item: dict[str, Any] = {
+            "pk": {"S": turn_id},
+            "user_id": {"S": user_id},
+            "session_id": {"S": session_id},
+            "connection_id": {"S": connection_id},
+            "state": {"S": TurnState.RUNNING.value},
+            "cancel_requested": {"BOOL": False},
+            "resume_count": {"N": "0"},
+            "resume_after_seq": {"N": "-1"},
+            "created_at": {"N": _num(now)},
+            "updated_at": {"N": _num(now)},
+            "expires_at": {"N": str(int(now) + TURN_TTL_S)},
+        }
+        self._db.put_item(TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(pk)")
+        return _turn(item)
 
     def get(self, turn_id: str) -> Turn | None:
         response = self._db.get_item(TableName=self._table, Key={"pk": {"S": turn_id}}, ConsistentRead=True)
