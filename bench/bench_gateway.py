@@ -54,11 +54,14 @@ SHORT_CORPUS = (
 simultaneous turns fit a 2-core machine's synthesis budget; ``--crowd long`` sends :data:`CORPUS`."""
 
 
-async def direct_ttfa(client: httpx.AsyncClient, agent_url: str, text: str, mode: TurnMode) -> float:
+async def direct_ttfa(client: httpx.AsyncClient, agent_url: str, text: str, mode: TurnMode) -> tuple[float, float]:
+    """The client's time to first audio, and the part of it the path added (minus the agent's own, from its
+    ``agent_end``)."""
     result = await collect_turn(client, agent_url, AgentPayload(prompt=text, mode=mode))
-    if not isinstance(result.terminal, AgentEnd) or result.time_to_first_audio_s is None:
-        raise RuntimeError(f"the direct turn failed: {result.terminal}")
-    return result.time_to_first_audio_s
+    terminal = result.terminal
+    if not isinstance(terminal, AgentEnd) or result.time_to_first_audio_s is None or terminal.first_audio_s is None:
+        raise RuntimeError(f"the direct turn failed: {terminal}")
+    return result.time_to_first_audio_s, result.time_to_first_audio_s - terminal.first_audio_s
 
 
 TURN_TIMEOUT_S = 480.0
@@ -82,13 +85,16 @@ async def measure_ttfa(stack: RelayStack, runs: int) -> dict[tuple[str, TurnMode
                     user = f"ttfa-{run}-{index}-{mode}"
                     if (run + index) % 2:  # alternate which side goes first, so neither always follows the other
                         via = await gateway_turn(stack, user, text, mode)
-                        direct = await direct_ttfa(client, stack.agent_url, text, mode)
+                        direct, direct_path = await direct_ttfa(client, stack.agent_url, text, mode)
                     else:
-                        direct = await direct_ttfa(client, stack.agent_url, text, mode)
+                        direct, direct_path = await direct_ttfa(client, stack.agent_url, text, mode)
                         via = await gateway_turn(stack, user, text, mode)
+                    via_ttfa = via.time_to_first_audio_s or 0.0
                     samples.setdefault(("direct", mode), []).append(direct)
-                    samples.setdefault(("gateway", mode), []).append(via.time_to_first_audio_s or 0.0)
+                    samples.setdefault(("gateway", mode), []).append(via_ttfa)
                     samples.setdefault(("connect", mode), []).append(via.connect_s)
+                    samples.setdefault(("direct path", mode), []).append(direct_path)
+                    samples.setdefault(("gateway path", mode), []).append(via_ttfa - (via.agent_first_audio_s or 0.0))
                     print(
                         f"  run {run} reply {index} {mode}: direct {direct * 1000:.0f} ms, "
                         f"gateway {(via.time_to_first_audio_s or 0) * 1000:.0f} ms "
@@ -175,17 +181,46 @@ def main() -> None:
 
 
 def ttfa_table(samples: dict[tuple[str, TurnMode], list[float]], runs: int) -> None:
-    rows = []
+    rows, path_rows = [], []
     for mode in (TurnMode.BIDI, TurnMode.BATCH):
         direct = statistics.median(samples[("direct", mode)])
         via = statistics.median(samples[("gateway", mode)])
+        pairs = zip(samples[("gateway", mode)], samples[("direct", mode)], strict=True)
+        paired = statistics.median(g - d for g, d in pairs)
         connect = statistics.median(samples[("connect", mode)])
-        rows.append([mode.value, direct, via, via / direct, f"{(via - direct) * 1000:+.0f}", f"{connect * 1000:.0f}"])
+        rows.append(
+            [mode.value, direct, via, via / direct, f"{paired * 1000:+.0f}", f"{paired / direct:+.1%}", connect * 1000]
+        )
+        direct_path = statistics.median(samples[("direct path", mode)])
+        via_path = statistics.median(samples[("gateway path", mode)])
+        path_rows.append(
+            [
+                mode.value,
+                direct_path * 1000,
+                via_path * 1000,
+                (via_path - direct_path) * 1000,
+                (via_path - direct_path) / direct,
+            ]
+        )
     print_table(
         f"Time to first audio, direct to the agent vs through the local gateway from sendMessage on an open "
-        f"connection (medians of {runs * len(CORPUS)} turns each)",
-        ["mode", "direct (s)", "gateway (s)", "gateway / direct", "added (ms)", "connect before (ms)"],
+        f"connection (medians of {runs * len(CORPUS)} turns each; 'added' = median of the per-reply differences)",
+        [
+            "mode",
+            "direct (s)",
+            "gateway (s)",
+            "gateway / direct",
+            "added (ms)",
+            "added / direct",
+            "connect before (ms)",
+        ],
         rows,
+    )
+    print_table(
+        "What each path adds to the agent's own time to first audio (client TTFA minus the agent's first_audio_s "
+        "from its agent_end: the agent's speed, which varies turn to turn, taken out)",
+        ["mode", "direct HTTP/SSE (ms)", "gateway + Lambdas + AgentCore (ms)", "gateway's own (ms)", "/ direct TTFA"],
+        path_rows,
     )
     bidi = statistics.median(samples[("gateway", TurnMode.BIDI)])
     batch = statistics.median(samples[("gateway", TurnMode.BATCH)])

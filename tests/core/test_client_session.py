@@ -32,7 +32,9 @@ from relay_core.errors import LimitExceededError, ProtocolError, SessionStateErr
 RID = "r"
 
 
-def turn_messages(turn_id: str, pcm: bytes = b"\x01\x00\x02\x00") -> list[str]:
+def turn_messages(
+    turn_id: str, pcm: bytes = b"\x01\x00\x02\x00", *, first_audio_s: float | None = None
+) -> list[str]:
     framer = TurnFramer(turn_id)
     out: list[str] = []
     for event in (
@@ -41,10 +43,18 @@ def turn_messages(turn_id: str, pcm: bytes = b"\x01\x00\x02\x00") -> list[str]:
         AudioStreamStart(RID, voice="jf_alpha"),
         AudioChunk(RID, 0, b64encode(pcm)),
         TextDelta(RID, 1, "world."),
-        AgentEnd(RID),
+        AgentEnd(RID, first_audio_s=first_audio_s),
     ):
         out += framer.frame(event)
     return out
+
+
+def test_the_end_of_a_turn_carries_the_agents_own_time_to_first_audio() -> None:
+    session = ClientSession()
+    session.send_message("Hi", turn_id="t-1")
+    session.receive(serialize(TurnAccepted("t-1")))
+    events = [e for m in turn_messages("t-1", first_audio_s=0.4321) for e in session.receive(m)]
+    assert events[-1] == TurnEnded("t-1", TurnOutcome.COMPLETED, agent_first_audio_s=0.4321)
 
 
 def test_a_turn_is_sent_accepted_streamed_and_ended() -> None:

@@ -222,22 +222,29 @@ def test_first_fragment_policy(text: str, words: int, expected: list[str]) -> No
 @pytest.mark.parametrize(
     ("text", "words", "expected"),
     [
-        # no clause mark early: cut before a conjunction or preposition once the fragment has enough words
+        # no clause mark early: cut before a conjunction once the fragment has enough words
         ("Your order left the warehouse this morning and should arrive by Thursday. Ok.", 4, [
             "Your order left the warehouse this morning", "and should arrive by Thursday.", "Ok."]),
-        ("I checked the calendar for next week. Ok.", 4, ["I checked the calendar", "for next week.", "Ok."]),
+        # before a preposition only at twice the minimum: not at 4 words with a minimum of 4, at 4 with 2
+        ("I checked the calendar for next week. Ok.", 4, ["I checked the calendar for next week.", "Ok."]),
+        ("I checked the calendar for next week. Ok.", 2, ["I checked the calendar", "for next week.", "Ok."]),
         ("There are three things you need before the appointment.", 4, [
+            "There are three things you need before the appointment."]),
+        ("There are three things you need before the appointment.", 3, [
             "There are three things you need", "before the appointment."]),
-        # never after an article, an auxiliary or another phrase starter
-        ("The flight was delayed because of fog at the airport.", 5, [
-            "The flight was delayed because of fog", "at the airport."]),
-        ("We will ship the parcel to you soon.", 3, ["We will ship the parcel", "to you soon."]),
+        # never after an article, an auxiliary or another phrase starter; never before "of"
+        ("The flight was delayed because of fog at the airport.", 3, [
+            "The flight was delayed", "because of fog at the airport."]),
+        ("The recipe needs two hundred grams of flour and eggs.", 3, [
+            "The recipe needs two hundred grams of flour", "and eggs."]),
+        ("We will ship the parcel to you soon.", 2, ["We will ship the parcel", "to you soon."]),
         # a starter inside a longer word is no starter: "android", "inform"
         ("I set the android inform page now.", 3, ["I set the android inform page now."]),
         # a clause mark that comes first still wins
         ("Thanks for waiting, I found it in the list.", 2, ["Thanks for waiting,", "I found it in the list."]),
-        # the hard cap: three times the minimum, when no boundary comes
-        ("One two three four five six seven eight. Ok.", 2, ["One two three four five six", "seven eight.", "Ok."]),
+        # the hard cap: four times the minimum, when no boundary comes
+        ("One two three four five six seven eight nine ten. Ok.", 2, [
+            "One two three four five six seven eight", "nine ten.", "Ok."]),
         # a sentence shorter than the boundary is emitted whole
         ("Sure thing. And then, more.", 4, ["Sure thing.", "And then, more."]),
     ],

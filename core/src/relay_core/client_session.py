@@ -157,6 +157,9 @@ class TurnEnded:
     outcome: TurnOutcome
     code: str | None = None
     message: str | None = None
+    agent_first_audio_s: float | None = None
+    """The agent's own time to first audio (``agent_end.first_audio_s``: from the agent taking the turn to its first
+    audio); a client's time to first audio minus this is what the path between them added."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,7 +420,7 @@ class ClientSession:
             return AudioEnded(tid, message.total_samples, message.duration_s)
         if isinstance(message, TurnEnd):
             outcome = TurnOutcome.CANCELLED if message.status == TurnOutcome.CANCELLED else TurnOutcome.COMPLETED
-            return self._end(turn, outcome, None, None)
+            return self._end(turn, outcome, None, None, agent_first_audio_s=message.first_audio_s)
         assert isinstance(message, TurnError)
         return self._end(turn, TurnOutcome.FAILED, message.code, message.message)
 
@@ -438,12 +441,19 @@ class ClientSession:
         return AudioReceived(turn.turn_id, message.seq, message.sample_offset, pcm)
 
     @staticmethod
-    def _end(turn: ClientTurn, outcome: TurnOutcome, code: str | None, message: str | None) -> TurnEnded:
+    def _end(
+        turn: ClientTurn,
+        outcome: TurnOutcome,
+        code: str | None,
+        message: str | None,
+        *,
+        agent_first_audio_s: float | None = None,
+    ) -> TurnEnded:
         turn.phase = TurnPhase.ENDED
         turn.outcome = outcome
         turn.error_code = code
         turn.resume_pending = False
-        return TurnEnded(turn.turn_id, outcome, code, message)
+        return TurnEnded(turn.turn_id, outcome, code, message, agent_first_audio_s)
 
 
 __all__ = [

@@ -65,12 +65,15 @@ With ``first_fragment_words=N`` the *first* piece of a stream may end early, onc
 first audio. Every later piece ends at sentence boundaries. The first piece ends at the first of:
 
 * a **clause mark** (as above);
-* a **phrase boundary**: the whitespace before a conjunction, preposition or relative pronoun (``and``,
-  ``because``, ``for``, ``to``, ``which`` ...; :data:`relay_core.text.boundaries.PHRASE_STARTERS`), when the
-  word before it can end a phrase (not an article, auxiliary or another such word: never ``because | of`` or
-  ``the | with``). Most first sentences of agent replies have no comma in their first words ("Your order left
-  the warehouse this morning and should arrive by Thursday."): they are cut before ``and``;
-* the **hard cap**: the whitespace after ``first_fragment_max_words`` words (default three times ``N``).
+* a **phrase boundary**: the whitespace before a conjunction or relative pronoun (``and``, ``because``,
+  ``which`` ...; :data:`relay_core.text.boundaries.CLAUSE_STARTERS`), or, once the piece holds twice ``N`` words
+  (:data:`PREPOSITION_FACTOR`), before a preposition (``for``, ``to``, ``at`` ...;
+  :data:`relay_core.text.boundaries.PHRASE_STARTERS`; never ``of``), when the word before it can end a phrase
+  (not an article, auxiliary or another such word: never ``because | of`` or ``the | with``). Most first
+  sentences of agent replies have no comma in their first words ("Your order left the warehouse this morning
+  and should arrive by Thursday."): they are cut before ``and``. Whisper hears a cut before a preposition as a
+  sentence end far more often than one before a conjunction (docs/benchmarks.md §9), hence the longer minimum;
+* the **hard cap**: the whitespace after ``first_fragment_max_words`` words (default four times ``N``: :data:`FIRST_FRAGMENT_CAP_FACTOR`).
 
 :func:`first_fragment` applies the same policy to a whole text (the TTS container's per-request option).
 :meth:`~SentenceSegmenter.flush` resets the stream, so the policy applies again to the next one.
@@ -111,10 +114,13 @@ from relay_core.text.boundaries import (
 )
 from relay_core.text.fit import split_to_fit
 
-__all__ = ["FIRST_FRAGMENT_CAP_FACTOR", "SentenceSegmenter", "first_fragment", "split_sentences", "split_to_fit"]
+__all__ = ["FIRST_FRAGMENT_CAP_FACTOR", "PREPOSITION_FACTOR", "SentenceSegmenter", "first_fragment", "split_sentences", "split_to_fit"]
 
-FIRST_FRAGMENT_CAP_FACTOR = 3
+FIRST_FRAGMENT_CAP_FACTOR = 4
 """The first fragment's hard cap, in words, is this many times ``first_fragment_words`` unless given."""
+PREPOSITION_FACTOR = 2
+"""A first fragment ends before a preposition only once it holds this many times ``first_fragment_words`` words
+(before a conjunction or relative pronoun: ``first_fragment_words``)."""
 
 
 class SentenceSegmenter:
@@ -205,7 +211,14 @@ class SentenceSegmenter:
                 verdict, resume = decide_whitespace(buf, i)
                 end = i
                 if verdict is Verdict.NO and min_words is not None:
-                    verdict = decide_phrase(buf, i, resume, min_words=min_words, max_words=self._first_fragment_cap)
+                    verdict = decide_phrase(
+                        buf,
+                        i,
+                        resume,
+                        min_words=min_words,
+                        max_words=self._first_fragment_cap,
+                        preposition_words=min(PREPOSITION_FACTOR * min_words, self._first_fragment_cap),
+                    )
             elif min_words is not None and is_clause_mark(ch):
                 verdict, end = decide_clause(buf, i)
                 resume = end

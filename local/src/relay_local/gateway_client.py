@@ -57,6 +57,8 @@ class TurnReport:
     time_to_first_audio_s: float | None = None
     """From sending ``sendMessage`` to the first audio sample (client clock)."""
     time_to_first_text_s: float | None = None
+    agent_first_audio_s: float | None = None
+    """The agent's own time to first audio, as its ``agent_end`` reports it (the rest of the client's is the path)."""
     connect_s: float = 0.0
     """Opening the WebSocket (the ``$connect`` authorizer and handler), before ``sendMessage`` was sent."""
     elapsed_s: float = 0.0
@@ -161,6 +163,7 @@ async def run_turn(
                     await websocket.send(session.resume(turn_id))
                 elif isinstance(event, TurnEnded):
                     report.outcome, report.code, report.message = event.outcome, event.code, event.message
+                    report.agent_first_audio_s = event.agent_first_audio_s
                 if on_event is not None:
                     on_event(event)
             if session.turn(turn_id).last_seq > last_seq:

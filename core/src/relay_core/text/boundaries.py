@@ -12,6 +12,8 @@ import re
 from enum import Enum
 
 __all__ = [
+    "CLAUSE_STARTERS",
+    "PHRASE_STARTERS",
     "TERMINATORS",
     "Verdict",
     "clause_ends",
@@ -201,34 +203,47 @@ def decide_clause(buf: str, i: int) -> tuple[Verdict, int]:
 
 # Words a phrase may start with (English): coordinating and subordinating conjunctions, prepositions, relative
 # pronouns. The first fragment may end right before one of them (see relay_core.segmenter).
-PHRASE_STARTERS = frozenset(
+CLAUSE_STARTERS = frozenset(
     {
         "and", "but", "or", "nor", "so", "yet", "because", "although", "though", "while", "whereas", "unless",
-        "until", "since", "if", "when", "whenever", "where", "wherever", "after", "before", "as", "than", "that",
-        "which", "who", "whom", "whose", "to", "for", "with", "without", "from", "into", "onto", "about", "above",
-        "across", "against", "along", "among", "around", "at", "behind", "below", "beneath", "beside", "between",
-        "beyond", "by", "during", "except", "in", "inside", "near", "of", "on", "over", "through", "throughout",
-        "toward", "towards", "under", "upon", "via", "within", "then",
+        "if", "when", "whenever", "where", "wherever", "which", "who", "whom", "whose", "then",
     }
 )  # fmt: skip
+"""Words that open a new clause (conjunctions, subordinators, relative pronouns): a first fragment may end before
+one as soon as it holds its minimum of words. The voice's fall before them sounds like a speaker's pause."""
+PHRASE_STARTERS = CLAUSE_STARTERS | frozenset(
+    {
+        "until", "since", "after", "before", "as", "than", "that", "to", "for", "with", "without", "from", "into",
+        "onto", "about", "above", "across", "against", "along", "among", "around", "at", "behind", "below",
+        "beneath", "beside", "between", "beyond", "by", "during", "except", "in", "inside", "near", "on", "over",
+        "through", "throughout", "toward", "towards", "under", "upon", "via", "within",
+    }
+)  # fmt: skip
+"""Every word a first fragment may end before: :data:`CLAUSE_STARTERS` and the prepositions (and the words that are
+prepositions as often as conjunctions). Measured with Whisper (docs/benchmarks.md §9), a cut before a preposition
+is heard as a sentence end far more often ("The train that leaves | at 7:45"), so these end a fragment only once
+it is twice as long. ``of`` is never a boundary ("200 grams | of flour")."""
 # Words after which a phrase does not end ("because | of", "the | with"): determiners and the starters themselves.
 _NO_PHRASE_END = PHRASE_STARTERS | frozenset(
     {"a", "an", "the", "this", "these", "those", "my", "your", "our", "their", "his", "her", "its", "some", "any",
      "no", "every", "each", "all", "not", "is", "are", "was", "were", "be", "been", "am", "will", "would", "can",
-     "could", "should", "shall", "may", "might", "must", "do", "does", "did", "have", "has", "had", "i"}
+     "could", "should", "shall", "may", "might", "must", "do", "does", "did", "have", "has", "had", "i", "of"}
 )  # fmt: skip
 _WORD_PUNCTUATION = "\"'“”‘’«»()[]{}*_`~,;:.!?…"
 MAX_PHRASE_WORD_CHARS = 12
 """A next word longer than this (as written) is no phrase starter: the decision never waits for more of it."""
 
 
-def decide_phrase(buf: str, i: int, k: int, *, min_words: int, max_words: int) -> Verdict:
+def decide_phrase(
+    buf: str, i: int, k: int, *, min_words: int, max_words: int, preposition_words: int | None = None
+) -> Verdict:
     """Decide whether a first fragment ends at the whitespace ``buf[i:k]`` at a phrase boundary.
 
-    YES once the text before holds ``max_words`` words (the hard cap), or when it holds at least ``min_words``
-    words, its last word can end a phrase and the next word (which must have arrived whole: WAIT until the
-    whitespace after it) is in :data:`PHRASE_STARTERS`. Reads only ``buf`` up to the end of the next word, and
-    at most :data:`MAX_PHRASE_WORD_CHARS` + 1 characters of it.
+    YES once the text before holds ``max_words`` words (the hard cap), or when its last word can end a phrase and
+    the next word (which must have arrived whole: WAIT until the whitespace after it) is in
+    :data:`CLAUSE_STARTERS` with at least ``min_words`` words before, or in the rest of :data:`PHRASE_STARTERS`
+    with at least ``preposition_words`` before (default ``min_words``). Reads only ``buf`` up to the end of the
+    next word, and at most :data:`MAX_PHRASE_WORD_CHARS` + 1 characters of it.
     """
     before = buf[:i].split()
     if len(before) >= max_words:
@@ -245,7 +260,11 @@ def decide_phrase(buf: str, i: int, k: int, *, min_words: int, max_words: int) -
         return Verdict.WAIT
     word = buf[k:m].strip(_WORD_PUNCTUATION).lower()
     last = before[-1].strip(_WORD_PUNCTUATION).lower()
-    if word in PHRASE_STARTERS and last not in _NO_PHRASE_END and any(c.isalnum() for c in last):
+    if last in _NO_PHRASE_END or not any(c.isalnum() for c in last):
+        return Verdict.NO
+    if word in CLAUSE_STARTERS:
+        return Verdict.YES
+    if word in PHRASE_STARTERS and len(before) >= (preposition_words or min_words):
         return Verdict.YES
     return Verdict.NO
 
