@@ -8,7 +8,9 @@ The rules (event order, one ``seq`` per stream, exactly one terminal event, whic
   segmenter completes goes into the sentence queue at once (``batch``: the whole reply when the model is done).
   It never touches the TTS session, so text keeps streaming whatever the audio side is doing (a reconnect too);
 - **speaker**: hands each sentence to the TTS session (:class:`~voice_agent.tts_link.TtsLink`) as a synthesize
-  request — never waiting for audio — and asks the session to finish when the reply is complete;
+  request — never waiting for audio — and asks the session to finish when the reply is complete. The session
+  opens while the model writes its first words (its connect does not delay the text), and sentences written
+  before it is open wait for it in the sentence queue;
 - **listener**: the session's audio becomes ``audio_stream_start`` / ``audio_chunk`` events as it arrives.
 
 Events wait in a bounded queue (``TurnSettings.event_queue``) for the reader of :meth:`Turn.events`; a slow reader
@@ -256,21 +258,20 @@ class Turn:
 
     async def _run_engine(self) -> None:
         try:
-            await self._open_tts()
             async with asyncio.TaskGroup() as group:
+                # The TTS session opens while the model starts writing: its connect (a TLS handshake on SageMaker)
+                # overlaps the first tokens instead of preceding them.
+                opening = group.create_task(self._open_tts(), name="turn-tts-open")
                 writer = group.create_task(self._write(), name="turn-writer")
-                speaker = group.create_task(self._speak(), name="turn-speaker")
-                workers = {writer, speaker}
-                listener: asyncio.Task[None] | None = None
-                if self._link.is_open:
-                    listener = group.create_task(self._listen(), name="turn-listener")
-                    workers.add(listener)
+                speaker = group.create_task(self._speak(opening), name="turn-speaker")
+                listener = group.create_task(self._listen(opening), name="turn-listener")
+                workers = {opening, writer, speaker, listener}
                 cancelled = group.create_task(self._cancel.wait())
                 await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
                 while not cancelled.done() and not all(w.done() for w in workers):
                     await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
                 if cancelled.done():
-                    await self._stop(writer=writer, others=[t for t in (speaker, listener) if t is not None])
+                    await self._stop(writer=writer, others=[opening, speaker, listener])
                 else:
                     cancelled.cancel()
         except* Exception as group_error:  # a bug in a worker (they report expected failures themselves)
@@ -341,8 +342,10 @@ class Turn:
         # The reply is complete (or the model failed): the TTS finishes what it has.
         await self._sentences.put(_REPLY_DONE)
 
-    async def _speak(self) -> None:
-        """Hand each sentence to the TTS session as soon as it is written; never waits for audio."""
+    async def _speak(self, opening: asyncio.Task[None]) -> None:
+        """Hand each sentence to the TTS session as soon as it is written (and the session is open); never waits
+        for audio. Sentences written while the session opens wait in the sentence queue."""
+        await opening
         while True:
             sentence = await self._sentences.get()
             if sentence is _REPLY_DONE:
@@ -351,8 +354,11 @@ class Turn:
             self.machine.sentence_sent()
             await self._link.speak(sentence)
 
-    async def _listen(self) -> None:
-        """The TTS session's audio, as events, as it arrives."""
+    async def _listen(self, opening: asyncio.Task[None]) -> None:
+        """The TTS session's audio, as events, as it arrives (nothing when the session could not be opened)."""
+        await opening
+        if not self._link.is_open:
+            return
         try:
             async for event in self._link.events():
                 if isinstance(event, LinkRequestFailed):
