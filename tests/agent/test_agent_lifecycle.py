@@ -305,6 +305,41 @@ def test_text_keeps_streaming_while_the_tts_session_reconnects(tts_server: Any) 
     assert any(isinstance(e, AudioChunk) for _, e in timed)  # the reconnected session spoke
 
 
+class SlowToOpen:
+    """A real transport whose session takes ``delay_s`` to open (a TLS handshake to a far endpoint, say)."""
+
+    def __init__(self, inner: TtsTransport, delay_s: float) -> None:
+        self._inner = inner
+        self._delay_s = delay_s
+        self.opened_at: float | None = None
+
+    async def connect(self) -> TtsConnection:
+        await asyncio.sleep(self._delay_s)
+        conn = await self._inner.connect()
+        self.opened_at = time.monotonic()
+        return conn
+
+
+def test_the_model_writes_while_the_tts_session_opens(tts_server: Any) -> None:
+    pieces = ["Hello ", "there. ", "This ", "is ", "the ", "reply."]
+    transport = SlowToOpen(WsTransport(tts_server.ws_url), delay_s=1.0)
+
+    async def go() -> list[tuple[float, AgentEvent]]:
+        turn = Turn(
+            TurnRequest(request_id="slow-open", prompt="x"), Deltas(pieces, 0.02), transport, settings=TurnSettings()
+        )
+        return [(time.monotonic(), event) async for event in turn.events()]
+
+    timed = asyncio.run(asyncio.wait_for(go(), 300))
+    texts = [(t, e) for t, e in timed if isinstance(e, TextDelta)]
+    assert "".join(e.text for _, e in texts) == "".join(pieces)
+    assert transport.opened_at is not None
+    assert texts[-1][0] < transport.opened_at  # the whole reply was out before the session was open
+    end = timed[-1][1]
+    assert isinstance(end, AgentEnd) and end.status == "completed" and end.sentences == 2
+    assert any(isinstance(e, AudioChunk) for _, e in timed)  # the sentences written meanwhile were spoken
+
+
 def test_an_unknown_voice_is_refused_before_any_text_and_a_known_one_is_checked_once(rig: Any) -> None:
     agent = rig(rate=400.0)
 
