@@ -23,18 +23,20 @@ import contextlib
 import os
 import statistics
 import sys
+import threading
 import time
 import warnings
+from typing import Any
 
 import httpx
 from benchlib import REFERENCE_TEXT, print_table, run_agent, run_server
 
 from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
-from relay_core.client_session import TurnOutcome
+from relay_core.client_session import ClientSession, TurnOutcome
 from relay_local.agent_client import collect_turn
 from relay_local.cli import quiet_agentcore_access_log
-from relay_local.gateway_client import TurnReport, run_turn
+from relay_local.gateway_client import TurnReport, open_connection, run_turn
 from relay_local.relay_stack import RelayStack
 
 CORPUS = (
@@ -73,6 +75,65 @@ async def gateway_turn(stack: RelayStack, user: str, text: str, mode: TurnMode) 
     if report.outcome is not TurnOutcome.COMPLETED or report.time_to_first_audio_s is None:
         raise RuntimeError(f"the gateway turn failed: {report.outcome} {report.code} {report.message}")
     return report
+
+
+class AwsCallTimer:
+    """Times every AWS call the gateway functions make (botocore's before-call / after-call events on boto3's
+    default session, so every client built after :meth:`install` reports): which calls stand between a client's
+    ``sendMessage`` and the agent's first byte, and how long each takes here."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, float]] = []
+        self._started: dict[int, float] = {}
+
+    def install(self) -> None:
+        import boto3  # noqa: PLC0415 - only this bench option needs it
+
+        if boto3.DEFAULT_SESSION is None:
+            boto3.setup_default_session()
+        assert boto3.DEFAULT_SESSION is not None
+        events = boto3.DEFAULT_SESSION.events  # every boto3.client() built from now on emits these
+        events.register("before-call", self._before)
+        events.register("after-call", self._after)
+
+    def _before(self, **_: object) -> None:
+        self._started[threading.get_ident()] = time.perf_counter()
+
+    def _after(self, model: Any, **_: object) -> None:
+        started = self._started.pop(threading.get_ident(), None)
+        if started is not None:
+            self.calls.append((f"{model.service_model.service_name}.{model.name}", started, time.perf_counter()))
+
+
+async def measure_stages(stack: RelayStack, timer: AwsCallTimer, turns: int) -> None:
+    """Gateway turns, each timed call by call from the client's sendMessage to the agent's stream opening."""
+    per_call: dict[str, list[float]] = {}
+    to_agent: list[float] = []
+    for turn in range(turns):
+        websocket = await open_connection(stack.gateway_url, stack.dev_token(f"stages-{turn}"))
+        try:
+            session = ClientSession()
+            timer.calls.clear()
+            sent = time.perf_counter()
+            await websocket.send(session.send_message(SHORT_CORPUS[turn % len(SHORT_CORPUS)]))
+            while not session.turns[-1].finished:
+                session.receive(await websocket.recv())
+        finally:
+            await websocket.close()
+        opened = [c for c in timer.calls if c[0] == "bedrock-agentcore.InvokeAgentRuntime"]
+        if not opened:
+            raise RuntimeError("the relay never called the agent")
+        to_agent.append(opened[0][2] - sent)
+        for name, start, end in timer.calls:
+            if end <= opened[0][2]:
+                per_call.setdefault(name, []).append((end - start) * 1000)
+    rows = [[name, len(v) / turns, statistics.median(v)] for name, v in per_call.items()]
+    rows.append(["from sendMessage sent to the agent's stream open (ms)", 1, statistics.median(to_agent) * 1000])
+    print_table(
+        f"AWS calls between a client's sendMessage and the agent's stream, {turns} turns (median ms per call)",
+        ["call", "per turn", "median ms"],
+        rows,
+    )
 
 
 async def measure_ttfa(stack: RelayStack, runs: int) -> dict[tuple[str, TurnMode], list[float]]:
@@ -156,6 +217,9 @@ def main() -> None:
         help="run the agent and the TTS container in this process too (default: processes of their own, as in AWS, "
         "where they are separate containers from the gateway's functions)",
     )
+    parser.add_argument(
+        "--stages", type=int, default=0, help="first time N gateway turns AWS call by call, up to the agent's stream"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     quiet_agentcore_access_log()
@@ -168,11 +232,16 @@ def main() -> None:
             tts = servers.enter_context(run_server())
             agent_url = servers.enter_context(run_agent(tts.ws_url)).http_url
         stack = servers.enter_context(RelayStack(agent_url=agent_url, function_env={"TURNS_PER_MINUTE": "1000"}))
+        timer = AwsCallTimer()
+        if args.stages:
+            timer.install()  # before the functions' first invocation builds their clients
         print(
             "agent and TTS container: "
             + ("in this process (--in-process)" if args.in_process else "processes of their own, as in AWS"),
             file=sys.stderr,
         )
+        if args.stages:
+            asyncio.run(measure_stages(stack, timer, args.stages))
         if args.runs:
             ttfa_table(asyncio.run(measure_ttfa(stack, args.runs)), args.runs)
         if args.clients:
