@@ -34,7 +34,7 @@ from relay_local.agent_client import collect_turn, stream_turn
 from relay_local.servers import BackgroundServer
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
-from voice_agent.errors import TtsConnectionClosed
+from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
 from voice_agent.models.speak import SpeakModel
 from voice_agent.transport.base import TtsConnection, TtsTransport
 from voice_agent.transport.ws import WsTransport
@@ -338,6 +338,36 @@ def test_the_model_writes_while_the_tts_session_opens(tts_server: Any) -> None:
     end = timed[-1][1]
     assert isinstance(end, AgentEnd) and end.status == "completed" and end.sentences == 2
     assert any(isinstance(e, AudioChunk) for _, e in timed)  # the sentences written meanwhile were spoken
+
+
+class NeverOpens:
+    """A TTS that takes ``delay_s`` to refuse every session (so no speech at all: only the turn's own work runs)."""
+
+    def __init__(self, delay_s: float) -> None:
+        self._delay_s = delay_s
+
+    async def connect(self) -> TtsConnection:
+        await asyncio.sleep(self._delay_s)
+        raise TtsUnavailableError("refused (a test TTS that never opens)")
+
+
+def test_a_turn_waiting_on_its_tts_session_uses_no_cpu() -> None:
+    """While the writer is done and the TTS session still opens (two refusals of 0.75 s each), the turn only
+    waits: its engine must not spin on a finished task (it once took a core for the rest of every turn)."""
+
+    async def go() -> tuple[list[AgentEvent], float, float]:
+        turn = Turn(
+            TurnRequest(request_id="idle", prompt="x"), Deltas(["Hi."], 0.0), NeverOpens(0.75), settings=TurnSettings()
+        )
+        cpu, wall = time.process_time(), time.monotonic()
+        events = [event async for event in turn.events()]
+        return events, time.process_time() - cpu, time.monotonic() - wall
+
+    events, cpu_s, wall_s = asyncio.run(asyncio.wait_for(go(), 60))
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hi."]
+    assert isinstance(events[-1], AgentError) and events[-1].code == "tts_unavailable"
+    assert wall_s >= 1.4
+    assert cpu_s < 0.3 * wall_s, f"the turn took {cpu_s:.2f} s of CPU in {wall_s:.2f} s of waiting"
 
 
 def test_an_unknown_voice_is_refused_before_any_text_and_a_known_one_is_checked_once(rig: Any) -> None:

@@ -267,9 +267,12 @@ class Turn:
                 listener = group.create_task(self._listen(opening), name="turn-listener")
                 workers = {opening, writer, speaker, listener}
                 cancelled = group.create_task(self._cancel.wait())
-                await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
-                while not cancelled.done() and not all(w.done() for w in workers):
-                    await asyncio.wait({*workers, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+                running = set(workers)
+                while running and not cancelled.done():
+                    # Only the tasks still running: a finished one in the set would wake this at once, for ever
+                    # (a busy loop on the agent's event loop for the rest of the turn, taking CPU from the speech).
+                    done, _ = await asyncio.wait({*running, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+                    running -= done
                 if cancelled.done():
                     await self._stop(writer=writer, others=[opening, speaker, listener])
                 else:

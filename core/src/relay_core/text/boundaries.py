@@ -201,8 +201,7 @@ def decide_clause(buf: str, i: int) -> tuple[Verdict, int]:
     return Verdict.NO, i + 1
 
 
-# Words a phrase may start with (English): coordinating and subordinating conjunctions, prepositions, relative
-# pronouns. The first fragment may end right before one of them (see relay_core.segmenter).
+# Words a phrase may start with (English). The first fragment may end right before one of them (relay_core.segmenter).
 CLAUSE_STARTERS = frozenset(
     {
         "and", "but", "or", "nor", "so", "yet", "because", "although", "though", "while", "whereas", "unless",
