@@ -32,9 +32,7 @@ from relay_core.errors import LimitExceededError, ProtocolError, SessionStateErr
 RID = "r"
 
 
-def turn_messages(
-    turn_id: str, pcm: bytes = b"\x01\x00\x02\x00", *, first_audio_s: float | None = None
-) -> list[str]:
+def turn_messages(turn_id: str, pcm: bytes = b"\x01\x00\x02\x00", *, first_audio_s: float | None = None) -> list[str]:
     framer = TurnFramer(turn_id)
     out: list[str] = []
     for event in (

@@ -73,7 +73,8 @@ first audio. Every later piece ends at sentence boundaries. The first piece ends
   sentences of agent replies have no comma in their first words ("Your order left the warehouse this morning
   and should arrive by Thursday."): they are cut before ``and``. Whisper hears a cut before a preposition as a
   sentence end far more often than one before a conjunction (docs/benchmarks.md §9), hence the longer minimum;
-* the **hard cap**: the whitespace after ``first_fragment_max_words`` words (default four times ``N``: :data:`FIRST_FRAGMENT_CAP_FACTOR`).
+* the **hard cap**: the whitespace after ``first_fragment_max_words`` words (default four times ``N``:
+  :data:`FIRST_FRAGMENT_CAP_FACTOR`).
 
 :func:`first_fragment` applies the same policy to a whole text (the TTS container's per-request option).
 :meth:`~SentenceSegmenter.flush` resets the stream, so the policy applies again to the next one.
@@ -114,7 +115,14 @@ from relay_core.text.boundaries import (
 )
 from relay_core.text.fit import split_to_fit
 
-__all__ = ["FIRST_FRAGMENT_CAP_FACTOR", "PREPOSITION_FACTOR", "SentenceSegmenter", "first_fragment", "split_sentences", "split_to_fit"]
+__all__ = [
+    "FIRST_FRAGMENT_CAP_FACTOR",
+    "PREPOSITION_FACTOR",
+    "SentenceSegmenter",
+    "first_fragment",
+    "split_sentences",
+    "split_to_fit",
+]
 
 FIRST_FRAGMENT_CAP_FACTOR = 4
 """The first fragment's hard cap, in words, is this many times ``first_fragment_words`` unless given."""
