@@ -155,7 +155,13 @@ def test_unknown_actions_and_bad_json_get_an_error_and_the_connection_stays(rela
     async def scenario() -> list[dict[str, Any]]:
         async with await open_connection(relay_stack.gateway_url, relay_stack.dev_token("fumbler")) as websocket:
             answers = []
-            for message in (json.dumps({"action": "dance"}), "{not json", json.dumps({"prompt": "no action"})):
+            frames: tuple[str | bytes, ...] = (
+                json.dumps({"action": "dance"}),
+                "{not json",
+                json.dumps({"prompt": "no action"}),
+                b"\xff\xfe not UTF-8",  # a binary frame that is not UTF-8 (it was an internal error)
+            )
+            for message in frames:
                 await websocket.send(message)
                 answers.append(json.loads(await asyncio.wait_for(websocket.recv(), 30)))
             return answers
@@ -165,6 +171,7 @@ def test_unknown_actions_and_bad_json_get_an_error_and_the_connection_stays(rela
     assert answers[0]["code"] == ClientErrorCode.UNKNOWN_ACTION
     assert "sendMessage" in answers[0]["message"]
     assert answers[1]["code"] in (ClientErrorCode.INVALID_JSON, ClientErrorCode.UNKNOWN_ACTION)
+    assert answers[3]["code"] == ClientErrorCode.INVALID_JSON and "UTF-8" in answers[3]["message"]
 
 
 def test_a_frame_over_32_kb_closes_the_connection_with_1009(relay_stack: Any) -> None:

@@ -274,11 +274,18 @@ class FakeAgent:
         self.opened.set()
         return stream
 
+    def stream_of(self, request_id: str) -> ScriptedStream:
+        """The stream of the turn ``request_id`` (the latest one opened for it; else the latest opened)."""
+        for stream, payload in zip(reversed(self.streams), reversed(self.payloads), strict=True):
+            if payload.request_id == request_id:
+                return stream
+        return self.streams[-1]
+
     def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
         self.cancels.append((session_id, request_id))
         self.played_ms.append(played_ms)
         if self.honour_cancel and self.streams:
-            stream = self.streams[-1]
+            stream = self.stream_of(request_id)
             stream.push(sse(AgentEnd(request_id=request_id, status=TurnStatus.CANCELLED.value)))
             stream.end()
         return [request_id]

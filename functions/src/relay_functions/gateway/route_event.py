@@ -9,6 +9,8 @@ and answered with a generic ``internal_error``: no stack trace ever reaches a cl
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +42,9 @@ class RouteContext:
     endpoint_url: str
     """The @connections endpoint: ``https://{domainName}/{stage}``."""
     route_key: str
-    body: str | None
+    body: str | bytes | None
+    """The frame as the client sent it: a text frame's text, a binary frame's bytes (never decoded here: the
+    parser in relay_core decides whether they are UTF-8 JSON, and rejects them with ``invalid_json`` if not)."""
     poster: ConnectionPoster
 
     def send(self, message: str) -> bool:
@@ -61,9 +65,21 @@ def route_context(raw_event: Mapping[str, Any], deps: GatewayDeps) -> RouteConte
         connection_id=context.connection_id,
         endpoint_url=endpoint,
         route_key=context.route_key,
-        body=event.decoded_body,
+        body=raw_body(event),
         poster=deps.poster(endpoint),
     )
+
+
+def raw_body(event: APIGatewayWebSocketEvent) -> str | bytes | None:
+    """The message's body: text as is; a binary frame (``isBase64Encoded``) as its bytes. Unlike Powertools'
+    ``decoded_body`` this never decodes UTF-8, so a binary frame that is not UTF-8 cannot raise here."""
+    body = event.body
+    if not event.is_base64_encoded or body is None:
+        return body
+    try:
+        return base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        return body.encode("utf-8", "surrogatepass")  # not base64 after all: the parser rejects it as invalid_json
 
 
 def rejection(code: ClientErrorCode, message: str) -> RelayError:
