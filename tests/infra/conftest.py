@@ -67,9 +67,10 @@ def _image_uri_variant(app: Any) -> dict[str, Any]:
     as templates ``ImageUris-Speech`` / ``ImageUris-Agent``."""
     from relay_infra.config import RelayConfig  # noqa: PLC0415
     from relay_infra.stacks.agent import AgentStack  # noqa: PLC0415
-    from relay_infra.stacks.speech import SpeechStack  # noqa: PLC0415
+    from relay_infra.stacks.speech import SpeechDataStack, SpeechStack  # noqa: PLC0415
 
     config = RelayConfig(environment="uris", tts_image_uri=TTS_IMAGE_URI, agent_image_uri=AGENT_IMAGE_URI)
+    SpeechDataStack(app, "ImageUris-SpeechData", config=config)
     speech = SpeechStack(app, "ImageUris-Speech", config=config)
     agent = AgentStack(
         app,

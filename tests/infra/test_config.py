@@ -43,9 +43,7 @@ def test_cdk_json_and_command_line_context_overlay() -> None:
     )
     config = RelayConfig.from_context(context)
     assert (config.environment, config.voice) == ("prod", "jm_kumo")
-    assert (
-        config.weights_bucket_name_in("123456789012", "eu-west-1") == "kokoro-relay-prod-weights-123456789012-eu-west-1"
-    )
+    assert config.name_prefix == "kokoro-relay-prod"
 
 
 @pytest.mark.parametrize(
@@ -58,6 +56,13 @@ def test_cdk_json_and_command_line_context_overlay() -> None:
         ({"relay:relayTimeoutS": 3600}, "relay:relayTimeoutS"),
         ({"relay:logRetentionDays": 31}, "relay:logRetentionDays"),
         ({"relay:lambdaBundling": "docker"}, "relay:lambdaBundling"),
+        ({"relay:environment": "Prod"}, "relay:environment"),
+        ({"relay:environment": "prod_eu"}, "relay:environment"),
+        ({"relay:project": "Kokoro"}, "relay:project"),
+        ({"relay:environment": "a-very-long-environment-name"}, "relay:environment"),
+        ({"relay:ttsInferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-9"}, "relay:ttsInferenceAmiVersion"),
+        ({"relay:ttsInferenceAmiVersion": "al2-ami-sagemaker-inference-neuron-2"}, "relay:ttsInferenceAmiVersion"),
+        ({"relay:ttsInstanceType": "ml.m5.xlarge"}, "relay:ttsInstanceType"),
     ],
 )
 def test_invalid_context_is_refused_naming_the_key(values: dict[str, object], named: str) -> None:

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from aws_cdk.assertions import Match
 from tests.infra.iam_statements import rendered
 
+from relay_core.tts_metrics import DIMENSION, FIRST_AUDIO, NAMESPACE
+
 if TYPE_CHECKING:
     from tests.infra.conftest import SynthesizedApp
 
@@ -14,8 +16,11 @@ if TYPE_CHECKING:
 def test_dashboard_shows_turns_ttfa_errors_by_code_and_the_endpoint(relay_app: SynthesizedApp) -> None:
     (dashboard,) = relay_app.resources("Observability", "AWS::CloudWatch::Dashboard")
     body = rendered(dashboard["Properties"]["DashboardBody"])
-    for figure in ("Turns", "TimeToFirstAudio", "ClientErrors", "Invocations", "ModelLatency", "AWS/SageMaker"):
+    for figure in ("Turns", "TimeToFirstAudio", "ClientErrors", "Invocations", "AWS/SageMaker"):
         assert figure in body
+    # the latency bidirectional sessions really emit (the container's EMF lines), not InvokeEndpoint's ModelLatency
+    assert "ModelLatency" not in body
+    assert f'\\"{NAMESPACE}\\",\\"{FIRST_AUDIO}\\",\\"{DIMENSION}\\",\\"kokoro-relay-dev-tts\\"' in body
 
 
 def test_paging_alarms_notify_the_alerts_topic(relay_app: SynthesizedApp) -> None:

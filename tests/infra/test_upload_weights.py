@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from relay_infra.upload_weights import prefix_is_filled, upload_directory
+from relay_infra.upload_weights import (
+    WeightsBucketNotFoundError,
+    prefix_is_filled,
+    upload_directory,
+    weights_bucket_name,
+)
 
 
 @pytest.fixture
@@ -43,3 +49,17 @@ def test_a_directory_without_config_is_refused_before_uploading(s3: Any, tmp_pat
     with pytest.raises(FileNotFoundError, match=r"config\.json"):
         upload_directory(s3, tmp_path, "weights", "kokoro-82m/")
     assert s3.list_objects_v2(Bucket="weights").get("KeyCount") == 0
+
+
+def test_the_bucket_name_comes_from_the_speech_data_stack_output() -> None:
+    with mock_aws():
+        cloudformation = boto3.client("cloudformation", region_name="us-east-1")
+        with pytest.raises(WeightsBucketNotFoundError, match="not deployed"):
+            weights_bucket_name(cloudformation, "KokoroRelay-dev-SpeechData")
+        template = {
+            "Resources": {"Bucket": {"Type": "AWS::S3::Bucket"}},
+            "Outputs": {"WeightsBucketName": {"Value": {"Ref": "Bucket"}}},
+        }
+        cloudformation.create_stack(StackName="KokoroRelay-dev-SpeechData", TemplateBody=json.dumps(template))
+        name = weights_bucket_name(cloudformation, "KokoroRelay-dev-SpeechData")
+        assert name in [b["Name"] for b in boto3.client("s3", region_name="us-east-1").list_buckets()["Buckets"]]

@@ -51,6 +51,8 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         description="Kokoro Relay: Kokoro-82M on a SageMaker AI GPU endpoint",
     )
     speech.add_stack_dependency(speech_data, "the endpoint loads its weights from the weights-cache bucket")
+    # SageMaker names are plain strings (no export to change when the model is replaced), so the order the
+    # references used to imply is stated here.
     agent = AgentStack(
         app,
         f"{prefix}-Agent",
@@ -60,6 +62,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         env=env,
         description="Kokoro Relay: the voice agent on Bedrock AgentCore Runtime",
     )
+    agent.add_stack_dependency(speech, "the agent streams to the TTS endpoint")
     gateway = GatewayStack(
         app,
         f"{prefix}-Gateway",
@@ -79,6 +82,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         env=env,
         description="Kokoro Relay: dashboard, alarms, alerts topic",
     )
+    observability.add_stack_dependency(speech, "the dashboard charts the TTS endpoint")
     ops = OpsStack(
         app,
         f"{prefix}-Ops",
@@ -92,6 +96,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         env=env,
         description="Kokoro Relay: smoke test, dependency audit and cleanup workflows",
     )
+    ops.add_stack_dependency(speech, "the workflows test and clean up the TTS endpoint")
     ops.add_stack_dependency(speech_data, "the cleanup workflow empties the weights-cache bucket")
     stacks = RelayStacks(speech_data, speech, agent, gateway, observability, ops)
     for stack in stacks.all():

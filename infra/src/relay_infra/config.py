@@ -7,14 +7,21 @@ docs/deploy.md lists them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, Protocol
 
-from aws_cdk import Aws
 from aws_cdk import aws_logs as logs
 
+from relay_infra.inference_ami import UnknownInferenceAmiError, inference_ami, supports_instance_type
+
 CONTEXT_PREFIX = "relay:"
+NAME_PART = re.compile(r"^[a-z0-9](?:-?[a-z0-9])*$")
+"""``relay:project`` and ``relay:environment`` go into S3 bucket, SageMaker and log group names: lowercase letters,
+digits and single hyphens (S3 and IAM ARNs are case-sensitive; SageMaker ARNs are lowercase)."""
+MAX_NAME_PREFIX = 32
+"""``<project>-<environment>`` at most this long, so ``<prefix>-tts-<12 hex digits>`` fits SageMaker's 63."""
 _RETENTION = {
     1: logs.RetentionDays.ONE_DAY,
     7: logs.RetentionDays.ONE_WEEK,
@@ -82,6 +89,10 @@ class RelayConfig:
     """Value of the ``Environment`` tag, and part of every stack name (``KokoroRelay-<environment>-...``)."""
 
     tts_instance_type: str = "ml.g5.xlarge"
+    tts_inference_ami_version: str = "al2023-ami-sagemaker-inference-gpu-4-1"
+    """The endpoint's ``InferenceAmiVersion``: its NVIDIA driver must run the CUDA build of the locked torch
+    (``relay_infra.inference_ami``; docs/deploy.md "GPU driver and CUDA"). Without one, ``ml.g5`` gets driver 470
+    (CUDA 11.4) and the server finds no usable GPU."""
     tts_min_instances: int = 1
     tts_max_instances: int = 4
     tts_sessions_per_instance: int = 24
@@ -124,6 +135,17 @@ class RelayConfig:
     extra_tags: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        for key, value in (("relay:project", self.project), ("relay:environment", self.environment)):
+            if not NAME_PART.match(value):
+                raise ConfigError(
+                    f"{key} must be lowercase letters, digits and single hyphens (it is part of bucket and SageMaker "
+                    f"names, whose ARNs IAM matches case-sensitively); got {value!r}"
+                )
+        if len(self.name_prefix) > MAX_NAME_PREFIX:
+            raise ConfigError(
+                f"relay:project and relay:environment together ({self.name_prefix!r}) must be at most "
+                f"{MAX_NAME_PREFIX} characters (SageMaker names are at most 63)"
+            )
         if not 1 <= self.tts_min_instances <= self.tts_max_instances:
             raise ConfigError(
                 f"need 1 <= relay:ttsMinInstances <= relay:ttsMaxInstances; got {self.tts_min_instances} and "
@@ -134,6 +156,20 @@ class RelayConfig:
         if not self.tts_instance_type.startswith("ml."):
             raise ConfigError(
                 f"relay:ttsInstanceType must be a SageMaker type such as ml.g5.xlarge; got {self.tts_instance_type!r}"
+            )
+        try:
+            ami = inference_ami(self.tts_inference_ami_version)
+        except UnknownInferenceAmiError as exc:
+            raise ConfigError(f"relay:ttsInferenceAmiVersion: {exc}") from exc
+        if ami.accelerator != "gpu":
+            raise ConfigError(
+                f"relay:ttsInferenceAmiVersion {ami.version} has no NVIDIA driver; the Kokoro image runs on CUDA: "
+                "choose a GPU AMI (relay_infra.inference_ami)"
+            )
+        if not supports_instance_type(ami.version, self.tts_instance_type):
+            raise ConfigError(
+                f"relay:ttsInstanceType {self.tts_instance_type} is not offered with relay:ttsInferenceAmiVersion "
+                f"{ami.version} (families: {', '.join(ami.instance_families)}); pick one of those GPU families"
             )
         if not self.weights_prefix.endswith("/") or self.weights_prefix.startswith("/"):
             raise ConfigError(
@@ -158,14 +194,9 @@ class RelayConfig:
         return f"KokoroRelay-{self.environment}"
 
     @property
-    def weights_bucket_name(self) -> str:
-        """``<project>-<environment>-weights-<account>-<region>``: named, so the other stacks (and the cleanup
-        workflow) address it without a cross-stack export."""
-        return self.weights_bucket_name_in(Aws.ACCOUNT_ID, Aws.REGION)
-
-    def weights_bucket_name_in(self, account: str, region: str) -> str:
-        """The weights-cache bucket's name in a given account and region."""
-        return f"{self.project}-{self.environment}-weights-{account}-{region}"
+    def name_prefix(self) -> str:
+        """``<project>-<environment>``: the lowercase prefix of every physical name this deployment chooses."""
+        return f"{self.project}-{self.environment}"
 
     @property
     def tags(self) -> dict[str, str]:

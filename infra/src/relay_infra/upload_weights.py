@@ -19,6 +19,28 @@ from relay_infra.config import ContextValues, RelayConfig
 from relay_infra.paths import REPO_ROOT
 
 MARKER = "config.json"
+BUCKET_OUTPUT = "WeightsBucketName"
+
+
+class WeightsBucketNotFoundError(LookupError):
+    """The SpeechData stack, or its ``WeightsBucketName`` output, does not exist (yet)."""
+
+
+def weights_bucket_name(cloudformation: Any, stack_name: str) -> str:
+    """The weights-cache bucket of a deployed SpeechData stack (its ``WeightsBucketName`` output)."""
+    from botocore.exceptions import ClientError  # noqa: PLC0415 - only this command talks to AWS
+
+    try:
+        stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+    except ClientError as exc:
+        raise WeightsBucketNotFoundError(
+            f"stack {stack_name} is not deployed in this account and region: deploy it first "
+            f'(make deploy does: cdk deploy "{stack_name}")'
+        ) from exc
+    for output in stacks[0].get("Outputs", []):
+        if output.get("OutputKey") == BUCKET_OUTPUT:
+            return str(output["OutputValue"])
+    raise WeightsBucketNotFoundError(f"stack {stack_name} has no {BUCKET_OUTPUT} output: redeploy it")
 
 
 def prefix_is_filled(s3: Any, bucket: str, prefix: str) -> bool:
@@ -63,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     import boto3  # noqa: PLC0415 - only this command talks to AWS
 
     session = boto3.session.Session()
-    account = session.client("sts").get_caller_identity()["Account"]
-    bucket = config.weights_bucket_name_in(account, session.region_name)
+    try:
+        bucket = weights_bucket_name(session.client("cloudformation"), f"{config.stack_prefix}-SpeechData")
+    except WeightsBucketNotFoundError as exc:
+        print(f"upload_weights: {exc}", file=sys.stderr)
+        return 1
     s3 = session.client("s3")
     if prefix_is_filled(s3, bucket, config.weights_prefix) and not args.force:
         print(f"s3://{bucket}/{config.weights_prefix} already holds weights; nothing to do (--force to replace)")

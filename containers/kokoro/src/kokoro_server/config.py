@@ -20,6 +20,8 @@ Environment variables (all optional):
   ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
   (the default) means no CORS headers at all.
+- ``KOKORO_METRICS_ENDPOINT``: an endpoint name; each finished session request then writes one CloudWatch EMF line
+  (first audio, duration, audio seconds) to standard output (kokoro_server.session_metrics).
 - ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8081, the port the voice
   agent's default TTS URL points at; ``kokoro-server serve`` and the images use 0.0.0.0:8080).
 """
@@ -107,6 +109,9 @@ class ServerConfig:
     """The container's first-fragment default; 0 or None turns it off."""
     max_sessions: int | None = None
     """WebSocket sessions served at once; None = :func:`default_max_sessions` for the engine."""
+    metrics_endpoint: str | None = None
+    """``KOKORO_METRICS_ENDPOINT``: when set, each finished session request writes a CloudWatch EMF line with this
+    endpoint name as its dimension (kokoro_server.session_metrics); unset = no metric lines."""
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINE_NAMES:
@@ -211,6 +216,7 @@ class ServerConfig:
             clause_pause_ms=decimal("KOKORO_CLAUSE_PAUSE_MS"),
             first_fragment_words=fragment_words,
             max_sessions=number("KOKORO_MAX_SESSIONS"),
+            metrics_endpoint=text("KOKORO_METRICS_ENDPOINT"),
         )
 
     @property

@@ -27,6 +27,7 @@ from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
 from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
+from kokoro_server.session_metrics import SessionMetrics
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.word_timer import WordTimer
@@ -61,8 +62,17 @@ class SessionSocket:
     """One accepted WebSocket and the :class:`TtsServerSession` it drives (not to be confused with the voice agent's
     ``TtsConnection``, the client end of such a socket)."""
 
-    def __init__(self, websocket: WebSocket, engine: SpeechEngine, scheduler: Scheduler, *, lang: str) -> None:
+    def __init__(
+        self,
+        websocket: WebSocket,
+        engine: SpeechEngine,
+        scheduler: Scheduler,
+        *,
+        lang: str,
+        metrics: SessionMetrics | None = None,
+    ) -> None:
         self.websocket = websocket
+        self.metrics = metrics
         self.engine = engine
         self.scheduler = scheduler
         self.session = TtsServerSession(
@@ -166,6 +176,12 @@ class SessionSocket:
             self.session.fail_request(rid, code=wire.code, message=wire.message)
             return
         self.session.finish_request(rid, elapsed_s=synthesis.elapsed_s, first_audio_s=synthesis.first_audio_s)
+        if self.metrics is not None:
+            self.metrics.request_finished(
+                first_audio_s=synthesis.first_audio_s,
+                elapsed_s=synthesis.elapsed_s,
+                audio_s=synthesis.duration_s,
+            )
 
     async def _send_timings(self, timings: list[WordTimings]) -> None:
         """``word_timings`` text frames, after everything the session queued before them: so they come right before
@@ -203,7 +219,9 @@ async def tts_session(websocket: WebSocket) -> None:
         await websocket.close(TRY_AGAIN_LATER, reason=exc.wire.message[:120])
         return
     try:
-        await SessionSocket(websocket, engine, scheduler, lang=state.config.lang).run()
+        endpoint = state.config.metrics_endpoint
+        metrics = SessionMetrics(endpoint) if endpoint else None
+        await SessionSocket(websocket, engine, scheduler, lang=state.config.lang, metrics=metrics).run()
     except WebSocketDisconnect:
         logger.debug("client disconnected")
 

@@ -14,6 +14,9 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from relay_core.tts_metrics import DIMENSION as TTS_METRICS_DIMENSION
+from relay_core.tts_metrics import FIRST_AUDIO as TTS_FIRST_AUDIO
+from relay_core.tts_metrics import NAMESPACE as TTS_METRICS_NAMESPACE
 from relay_infra.constructs.python_function import METRICS_NAMESPACE
 from relay_infra.constructs.tts_endpoint import VARIANT_NAME
 from relay_infra.stacks.gateway import SERVICE as GATEWAY_SERVICE
@@ -41,6 +44,19 @@ def client_errors_by_code() -> cloudwatch.MathExpression:
     return cloudwatch.MathExpression(
         expression=f"SEARCH('{{{METRICS_NAMESPACE},code}} MetricName=\"ClientErrors\"', 'Sum', 60)",
         label="",
+        period=PERIOD,
+    )
+
+
+def session_metric(endpoint_name: str, name: str, statistic: str) -> cloudwatch.Metric:
+    """A metric the Kokoro container writes per finished session request (EMF on its log group;
+    kokoro_server.session_metrics): SageMaker's own ``ModelLatency`` covers ``InvokeEndpoint`` only, never the
+    requests inside a bidirectional session."""
+    return cloudwatch.Metric(
+        namespace=TTS_METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={TTS_METRICS_DIMENSION: endpoint_name},
+        statistic=statistic,
         period=PERIOD,
     )
 
@@ -76,7 +92,8 @@ class RelayDashboard(Construct):
         ttfa_p50 = gateway_metric("TimeToFirstAudio", "p50")
         ttfa_p90 = gateway_metric("TimeToFirstAudio", "p90")
         invocations = endpoint_metric(endpoint_name, "Invocations", "Sum")
-        model_latency = endpoint_metric(endpoint_name, "ModelLatency", "p90")
+        first_audio_p50 = session_metric(endpoint_name, TTS_FIRST_AUDIO, "p50")
+        first_audio_p90 = session_metric(endpoint_name, TTS_FIRST_AUDIO, "p90")
         endpoint_5xx = endpoint_metric(endpoint_name, "Invocation5XXErrors", "Sum")
         concurrency = endpoint_metric(endpoint_name, "ConcurrentRequestsPerModel", "Maximum")
         api_id = gateway.gateway.api.api_id
@@ -97,7 +114,9 @@ class RelayDashboard(Construct):
         )
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(title="TTS endpoint invocations", left=[invocations], right=[concurrency], width=8),
-            cloudwatch.GraphWidget(title="TTS model latency p90 (µs)", left=[model_latency], width=8),
+            cloudwatch.GraphWidget(
+                title="TTS session first audio (ms)", left=[first_audio_p50, first_audio_p90], width=8
+            ),
             cloudwatch.GraphWidget(
                 title="Agent runtime errors and gateway integration errors",
                 left=[runtime.metric_system_errors(period=PERIOD), runtime.metric_user_errors(period=PERIOD)],

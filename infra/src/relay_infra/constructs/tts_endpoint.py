@@ -7,9 +7,13 @@ saturates on sessions long before its CPUs look busy.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import ArnFormat, Duration, IgnoreMode, Stack
 from aws_cdk import aws_applicationautoscaling as autoscaling
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
@@ -18,10 +22,14 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from relay_infra.nag import Acknowledged, acknowledge, nag_text
-from relay_infra.paths import IMAGE_CONTEXT_EXCLUDES, REPO_ROOT
+from relay_infra.nag import Acknowledged, acknowledge
+from relay_infra.paths import KOKORO_IMAGE_SOURCES, REPO_ROOT, image_context_excludes
 
 VARIANT_NAME = "AllTraffic"
+ROUTING_STRATEGY = "LEAST_OUTSTANDING_REQUESTS"
+"""A TTS session is long-lived: route each new one to the instance with the fewest open, not at random."""
+SAGEMAKER_NAME_MAX = 63
+DIGEST_LENGTH = 12
 SCALING_METRIC = autoscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION
 MODEL_DIR = "/opt/ml/model"
 
@@ -33,6 +41,8 @@ class ImageRef:
     uri: str
     repository: ecr.IRepository
     tag: str
+    identity: str
+    """What changes exactly when the image does: the pushed URI, or the asset's source hash."""
 
 
 def parse_ecr_image_uri(uri: str) -> tuple[str, str, str]:
@@ -62,22 +72,45 @@ def image_from_uri(scope: Construct, construct_id: str, uri: str) -> ImageRef:
         repository_arn=f"arn:{Stack.of(scope).partition}:ecr:{region}:{account}:repository/{name}",
         repository_name=name,
     )
-    return ImageRef(uri, repository, image_tag(uri))
+    return ImageRef(uri, repository, image_tag(uri), uri)
 
 
 def image_from_dockerfile(
-    scope: Construct, construct_id: str, dockerfile: str, platform: ecr_assets.Platform
+    scope: Construct,
+    construct_id: str,
+    dockerfile: str,
+    platform: ecr_assets.Platform,
+    *,
+    sources: tuple[str, ...] = KOKORO_IMAGE_SOURCES,
+    context: Path = REPO_ROOT,
 ) -> ImageRef:
-    """Build ``dockerfile`` (context: the repository root) at deploy time; at synth it is only staged."""
+    """Build ``dockerfile`` at deploy time from a build context of the repository root narrowed to the
+    workspace manifests and ``sources`` (:func:`relay_infra.paths.image_context_excludes`); at synth it is only
+    staged, and its asset hash (the image's identity) changes only when those files do."""
     asset = ecr_assets.DockerImageAsset(
         scope,
         construct_id,
-        directory=str(REPO_ROOT),
+        directory=str(context),
         file=dockerfile,
         platform=platform,
-        exclude=list(IMAGE_CONTEXT_EXCLUDES),
+        exclude=image_context_excludes(sources),
+        ignore_mode=IgnoreMode.DOCKER,
     )
-    return ImageRef(asset.image_uri, asset.repository, asset.image_tag)
+    return ImageRef(asset.image_uri, asset.repository, asset.image_tag, asset.asset_hash)
+
+
+def sagemaker_name(prefix: str, *, digest_of: Any = None) -> str:
+    """A SageMaker resource name: lowercase (SageMaker ARNs are lowercase and IAM matches case-sensitively),
+    ``<prefix>`` alone, or ``<prefix>-<12 hex digits of digest_of>`` for a resource CloudFormation replaces when
+    its properties change (a replacement is created before the old one is deleted, so it needs a new name).
+    Raises ``ValueError`` for a name SageMaker would refuse."""
+    name = prefix
+    if digest_of is not None:
+        text = json.dumps(digest_of, sort_keys=True, separators=(",", ":"))
+        name = f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:DIGEST_LENGTH]}"
+    if name != name.lower() or len(name) > SAGEMAKER_NAME_MAX or not name.replace("-", "").isalnum():
+        raise ValueError(f"{name!r} is not a lowercase SageMaker name of at most {SAGEMAKER_NAME_MAX} characters")
+    return name
 
 
 class TtsEndpoint(Construct):
@@ -89,10 +122,12 @@ class TtsEndpoint(Construct):
         construct_id: str,
         *,
         image: ImageRef,
+        name_prefix: str,
         weights_bucket: s3.IBucket,
-        weights_bucket_name: str,
+        weights_bucket_arn_export: str,
         weights_prefix: str,
         instance_type: str,
+        inference_ami_version: str,
         min_instances: int,
         max_instances: int,
         sessions_per_instance: int,
@@ -138,7 +173,7 @@ class TtsEndpoint(Construct):
                     "Action::s3:GetObject*",
                     "Action::s3:GetBucket*",
                     "Action::s3:List*",
-                    f"Resource::arn:<AWS::Partition>:s3:::{nag_text(weights_bucket_name)}/{weights_prefix}*",
+                    f"Resource::{weights_bucket_arn_export}/{weights_prefix}*",
                 ),
             ),
             Acknowledged(
@@ -154,39 +189,67 @@ class TtsEndpoint(Construct):
             ),
         )
 
+        base_name = f"{name_prefix}-tts"
+        environment = {
+            "KOKORO_ENGINE": "torch",
+            "KOKORO_WEIGHTS_DIR": MODEL_DIR,
+            "KOKORO_DEVICE": "cuda",
+            "KOKORO_METRICS_ENDPOINT": base_name,
+        }
+        model_data_uri = f"s3://{weights_bucket.bucket_name}/{weights_prefix}"
+        self.model_name = sagemaker_name(
+            base_name,
+            digest_of={
+                "image": image.identity,
+                "environment": environment,
+                "modelData": stack.resolve(model_data_uri),
+                "role": stack.resolve(self.role.role_arn),
+            },
+        )
+        """Changes with the image, its settings and its weights: each is a new Model (CloudFormation replaces it)."""
         self.model = sagemaker.CfnModel(
             self,
             "Model",
+            model_name=self.model_name,
             execution_role_arn=self.role.role_arn,
             primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(
                 image=image.uri,
                 mode="SingleModel",
                 model_data_source=sagemaker.CfnModel.ModelDataSourceProperty(
                     s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                        s3_uri=f"s3://{weights_bucket_name}/{weights_prefix}",
+                        s3_uri=model_data_uri,
                         s3_data_type="S3Prefix",
                         compression_type="None",
                     )
                 ),
-                environment={"KOKORO_ENGINE": "torch", "KOKORO_WEIGHTS_DIR": MODEL_DIR, "KOKORO_DEVICE": "cuda"},
+                environment=environment,
             ),
         )
         self.model.node.add_dependency(self.role)
+        variant: dict[str, Any] = {
+            "variant_name": VARIANT_NAME,
+            "model_name": self.model_name,
+            "initial_instance_count": min_instances,
+            "instance_type": instance_type,
+            "inference_ami_version": inference_ami_version,
+            "initial_variant_weight": 1.0,
+            "container_startup_health_check_timeout_in_seconds": 600,
+            "model_data_download_timeout_in_seconds": 600,
+        }
+        self.endpoint_config_name = sagemaker_name(base_name, digest_of={**variant, "routing": ROUTING_STRATEGY})
+        """Changes with the model and every variant setting: each change is a new EndpointConfig."""
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
+            endpoint_config_name=self.endpoint_config_name,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
-                    variant_name=VARIANT_NAME,
-                    model_name=self.model.attr_model_name,
-                    initial_instance_count=min_instances,
-                    instance_type=instance_type,
-                    initial_variant_weight=1.0,
-                    container_startup_health_check_timeout_in_seconds=600,
-                    model_data_download_timeout_in_seconds=600,
+                    **variant,
+                    routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(routing_strategy=ROUTING_STRATEGY),
                 )
             ],
         )
+        self.endpoint_config.node.add_dependency(self.model)
         acknowledge(
             self.endpoint_config,
             Acknowledged(
@@ -203,11 +266,21 @@ class TtsEndpoint(Construct):
                 "S3/ECR/CloudWatch at a cost larger than the endpoint's own. Network isolation is by IAM.",
             ),
         )
+        self.endpoint_name = sagemaker_name(base_name)
+        """Fixed for the deployment's life: the agent, the dashboard and the ops workflows address it by name."""
         self.endpoint = sagemaker.CfnEndpoint(
-            self, "Endpoint", endpoint_config_name=self.endpoint_config.attr_endpoint_config_name
+            self,
+            "Endpoint",
+            endpoint_name=self.endpoint_name,
+            endpoint_config_name=self.endpoint_config_name,
+            # Keep the instance count that autoscaling reached (and the weight) when a new config is rolled out.
+            retain_all_variant_properties=True,
         )
-        self.endpoint_name = self.endpoint.attr_endpoint_name
-        self.endpoint_arn = stack.format_arn(service="sagemaker", resource="endpoint", resource_name=self.endpoint_name)
+        self.endpoint.node.add_dependency(self.endpoint_config)
+        self.endpoint_arn = self.arn("endpoint", self.endpoint_name)
+
+        self.endpoint_config_arn = self.arn("endpoint-config", self.endpoint_config_name)
+        self.model_arn = self.arn("model", self.model_name)
 
         self.scaling = autoscaling.ScalableTarget(
             self,
@@ -226,3 +299,8 @@ class TtsEndpoint(Construct):
             scale_out_cooldown=Duration.seconds(60),
             scale_in_cooldown=Duration.minutes(10),
         )
+
+    def arn(self, resource: str, name: str) -> str:
+        """The ARN of this deployment's SageMaker ``resource`` (``endpoint``, ``endpoint-config``, ``model``)
+        named ``name``: built from the lowercase name, never from a CloudFormation attribute."""
+        return Stack.of(self).format_arn(service="sagemaker", resource=resource, resource_name=name)

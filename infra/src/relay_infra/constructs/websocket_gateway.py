@@ -70,6 +70,7 @@ class WebSocketGateway(Construct):
         scope: Construct,
         construct_id: str,
         *,
+        api_name: str,
         authorizer: lambda_.IFunction,
         connect: lambda_.IFunction,
         disconnect: lambda_.IFunction,
@@ -83,6 +84,7 @@ class WebSocketGateway(Construct):
         self.api = apigw.WebSocketApi(
             self,
             "Api",
+            api_name=api_name,
             description="Kokoro Relay: prompts in, text and speech out (see docs/client-protocol.md)",
             route_selection_expression=ROUTE_SELECTION,
             connect_route_options=apigw.WebSocketRouteOptions(

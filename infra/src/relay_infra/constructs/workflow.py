@@ -35,6 +35,7 @@ class Workflow(Construct):
         alerts: sns.ITopic,
         timeout: Duration,
         log_retention: logs.RetentionDays,
+        log_group_name: str,
         description: str,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -44,7 +45,9 @@ class Workflow(Construct):
                 f"{construct_id}: no value for placeholder(s) {', '.join(missing)}; add them in relay_infra's Ops stack"
             )
         used = {name: value for name, value in substitutions.items() if name in used_placeholders(definition)}
-        self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
+        self.log_group = logs.LogGroup(
+            self, "Logs", log_group_name=log_group_name, retention=log_retention, removal_policy=RemovalPolicy.DESTROY
+        )
         self.state_machine = sfn.StateMachine(
             self,
             "StateMachine",

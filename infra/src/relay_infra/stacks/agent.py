@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, IgnoreMode, Stack
 from aws_cdk import aws_bedrockagentcore as agentcore
 from aws_cdk import aws_ecr_assets as ecr_assets
 from constructs import Construct
@@ -12,7 +12,7 @@ from constructs import Construct
 from relay_infra.config import RelayConfig
 from relay_infra.constructs.tts_endpoint import image_tag
 from relay_infra.constructs.voice_agent_runtime import VoiceAgentRuntime, runtime_name
-from relay_infra.paths import AGENT_DOCKERFILE, IMAGE_CONTEXT_EXCLUDES, REPO_ROOT
+from relay_infra.paths import AGENT_DOCKERFILE, AGENT_IMAGE_SOURCES, REPO_ROOT, image_context_excludes
 
 
 class AgentStack(Stack):
@@ -38,7 +38,8 @@ class AgentStack(Stack):
                 str(REPO_ROOT),
                 file=AGENT_DOCKERFILE,
                 platform=ecr_assets.Platform.LINUX_ARM64,
-                exclude=list(IMAGE_CONTEXT_EXCLUDES),
+                exclude=image_context_excludes(AGENT_IMAGE_SOURCES),
+                ignore_mode=IgnoreMode.DOCKER,
             )
         )
         self.agent = VoiceAgentRuntime(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw_v1
 from aws_cdk import aws_bedrockagentcore as agentcore
 from aws_cdk import aws_iam as iam
@@ -124,6 +124,7 @@ class GatewayStack(Stack):
         self.gateway = WebSocketGateway(
             self,
             "WebSocket",
+            api_name=f"{config.name_prefix}-websocket",
             authorizer=self.functions.authorizer.function,
             connect=self.functions.connect.function,
             disconnect=self.functions.disconnect.function,
@@ -194,7 +195,13 @@ class GatewayStack(Stack):
             )
 
     def _account_logging_role(self) -> None:
-        """API Gateway writes stage access logs only once the account names a CloudWatch role (one per region)."""
+        """API Gateway writes stage access logs only once the account names a CloudWatch role (one per region).
+
+        That setting is account-wide: every environment's stage (and any other API in the region) logs through
+        whichever role was set last. So the role and the setting are retained when this stack is destroyed — one
+        environment's destroy must not take logging away from the others — and the role has no fixed name, so the
+        next deploy creates its own instead of failing on the retained one.
+        """
         role = iam.Role(
             self,
             "ApiGatewayCloudWatchRole",
@@ -212,5 +219,7 @@ class GatewayStack(Stack):
                 ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs",),
             ),
         )
+        role.apply_removal_policy(RemovalPolicy.RETAIN)
         account = apigw_v1.CfnAccount(self, "ApiGatewayAccount", cloud_watch_role_arn=role.role_arn)
+        account.apply_removal_policy(RemovalPolicy.RETAIN)
         self.gateway.stage.node.add_dependency(account)

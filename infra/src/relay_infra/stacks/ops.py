@@ -28,14 +28,17 @@ from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.secure_bucket import SecureBucket
 from relay_infra.constructs.workflow import Workflow
 from relay_infra.lambda_code import BUNDLED_LOCK_PATH
-from relay_infra.nag import Acknowledged, acknowledge, logical_id, nag_text
+from relay_infra.nag import Acknowledged, acknowledge, logical_id
 from relay_infra.paths import STATEMACHINES_DIR
 from relay_infra.stacks.agent import AgentStack
 from relay_infra.stacks.gateway import GatewayStack
-from relay_infra.stacks.speech import SpeechStack
+from relay_infra.stacks.speech import SpeechStack, import_weights_bucket, weights_bucket_exports
 from relay_infra.state_machine_definitions import definition_text, sdk_calls
 
 SERVICE = "relay-ops"
+VENDED_LOGS_PREFIX = "/aws/vendedlogs/states/"
+"""Step Functions log groups live under this prefix: CloudWatch Logs' resource policy for vended log delivery
+covers it with one wildcard, so many state machines never outgrow the policy's size limit."""
 WORKFLOW_TIMEOUTS = {
     "smoke_test": Duration.minutes(45),
     "dependency_audit": Duration.minutes(15),
@@ -61,20 +64,14 @@ class OpsStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        weights_bucket = s3.Bucket.from_bucket_name(self, "WeightsCache", config.weights_bucket_name)
-        self._weights_objects_nag = f"Resource::arn:<AWS::Partition>:s3:::{nag_text(config.weights_bucket_name)}/*"
+        weights_bucket = import_weights_bucket(self, config)
+        self._weights_objects_nag = f"Resource::{weights_bucket_exports(config)[1]}/*"
         self.reports = SecureBucket(self, "Reports", access_logs=access_logs, log_prefix="reports/").bucket
         tts = speech.tts
         runtime = agent.runtime
-        self._endpoint_arns = [
-            tts.endpoint_arn,
-            self.format_arn(
-                service="sagemaker",
-                resource="endpoint-config",
-                resource_name=tts.endpoint_config.attr_endpoint_config_name,
-            ),
-            self.format_arn(service="sagemaker", resource="model", resource_name=tts.model.attr_model_name),
-        ]
+        # Plain lowercase names, not CloudFormation attributes: nothing to export, so a new image (a new model
+        # and config) never changes a value this stack imports.
+        self._endpoint_arns = [tts.endpoint_arn, tts.endpoint_config_arn, tts.model_arn]
         self._runtime_arns = [runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"]
         self._weights_bucket = weights_bucket
         self._repository = tts.image.repository
@@ -121,8 +118,8 @@ class OpsStack(Stack):
         values.update(
             {
                 "EndpointName": tts.endpoint_name,
-                "EndpointConfigName": tts.endpoint_config.attr_endpoint_config_name,
-                "ModelName": tts.model.attr_model_name,
+                "EndpointConfigName": tts.endpoint_config_name,
+                "ModelName": tts.model_name,
                 "AgentRuntimeId": runtime.agent_runtime_id,
                 "WeightsBucketName": weights_bucket.bucket_name,
                 "EcrRepositoryName": self._repository.repository_name,
@@ -147,6 +144,7 @@ class OpsStack(Stack):
                 alerts=alerts,
                 timeout=WORKFLOW_TIMEOUTS.get(workflow, Duration.hours(1)),
                 log_retention=config.log_retention,
+                log_group_name=f"{VENDED_LOGS_PREFIX}{config.name_prefix}-{workflow.replace('_', '-')}",
                 description=f"Kokoro Relay {workflow.replace('_', ' ')} (statemachines/{file_name})",
             )
             self._grant_workflow(flow, text, alerts)
@@ -277,18 +275,12 @@ class OpsStack(Stack):
             alerts.grant_publish(machine)
         by_service: dict[str, list[str]] = {
             "sagemaker": self._endpoint_arns,
-            "s3": [
-                self.reports.bucket_arn,
-                self.reports.arn_for_objects("*"),
-                self._weights_bucket.bucket_arn,
-                self._weights_bucket.arn_for_objects("*"),
-            ],
             "ecr": [self._repository.repository_arn],
             "bedrockagentcorecontrol": self._runtime_arns,
             "bedrockagentcore": self._runtime_arns,
         }
         for call in sorted(sdk_calls(text), key=lambda c: (c.service, c.action)):
-            resources = by_service.get(call.service)
+            resources = self._s3_resources(call.action) if call.service == "s3" else by_service.get(call.service)
             if resources is None:
                 raise ValueError(
                     f"{flow.node.id} calls aws-sdk:{call.service}:{call.action}; relay_infra.stacks.ops has no "
@@ -311,6 +303,17 @@ class OpsStack(Stack):
                 ),
             ),
         )
+
+    def _s3_resources(self, action: str) -> list[str]:
+        """What one S3 call of a workflow may touch, per call rather than per service: the audit writes its report
+        into the reports bucket and nothing else."""
+        scopes = {"putObject": [self.reports.arn_for_objects("*")]}
+        if action not in scopes:
+            raise ValueError(
+                f"a workflow calls aws-sdk:s3:{action}; relay_infra.stacks.ops has no resource scope for it yet: "
+                "add one to OpsStack._s3_resources"
+            )
+        return scopes[action]
 
     def _smoke_test_after_deployment(self, flow: Workflow, deployment_id: str) -> None:
         """Start the smoke test whenever this stack is deployed with a new ``relay:deploymentId``.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, Fn, Stack
 from aws_cdk import aws_ecr_assets as ecr_assets
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -15,11 +15,30 @@ from relay_infra.constructs.tts_endpoint import TtsEndpoint, image_from_dockerfi
 from relay_infra.paths import KOKORO_GPU_DOCKERFILE
 
 
+def weights_bucket_exports(config: RelayConfig) -> tuple[str, str]:
+    """The export names of the weights bucket's name and ARN (``KokoroRelay-<env>-WeightsBucketName`` / ``...Arn``):
+    fixed, so the importing stacks (and their cdk-nag acknowledgments) can spell them. Their values never change:
+    an update never replaces the bucket."""
+    return f"{config.stack_prefix}-WeightsBucketName", f"{config.stack_prefix}-WeightsBucketArn"
+
+
+def import_weights_bucket(scope: Construct, config: RelayConfig) -> s3.IBucket:
+    """The weights bucket in a stack other than SpeechData, through :func:`weights_bucket_exports`."""
+    name_export, arn_export = weights_bucket_exports(config)
+    return s3.Bucket.from_bucket_attributes(
+        scope, "WeightsCache", bucket_name=Fn.import_value(name_export), bucket_arn=Fn.import_value(arn_export)
+    )
+
+
 class SpeechDataStack(Stack):
     """The S3 weights-cache bucket (and the access-log bucket of this app's buckets).
 
     A stack of its own so ``make deploy`` can create it, upload the KModel weights under
-    ``relay:weightsPrefix``, and only then create the endpoint that loads them.
+    ``relay:weightsPrefix``, and only then create the endpoint that loads them. The weights bucket is retained on
+    destroy (it holds data) and so has no fixed name: CloudFormation generates one, and a deploy after a destroy
+    creates a new bucket instead of failing on the retained one ("already exists"). Its name reaches the other
+    stacks as an export that never changes (a bucket is never replaced by an update) and ``make deploy`` reads it
+    from the ``WeightsBucketName`` output.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, config: RelayConfig, **kwargs: Any) -> None:
@@ -30,9 +49,10 @@ class SpeechDataStack(Stack):
             "WeightsCache",
             access_logs=self.access_logs,
             log_prefix="weights-cache/",
-            bucket_name=config.weights_bucket_name,
         ).bucket
-        CfnOutput(self, "WeightsBucketName", value=self.weights_bucket.bucket_name)
+        name_export, arn_export = weights_bucket_exports(config)
+        CfnOutput(self, "WeightsBucketName", value=self.weights_bucket.bucket_name, export_name=name_export)
+        CfnOutput(self, "WeightsBucketArn", value=self.weights_bucket.bucket_arn, export_name=arn_export)
         CfnOutput(self, "WeightsPrefix", value=config.weights_prefix)
         CfnOutput(self, "AccessLogsBucketName", value=self.access_logs.bucket_name)
 
@@ -49,7 +69,7 @@ class SpeechStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        weights_bucket = s3.Bucket.from_bucket_name(self, "WeightsCache", config.weights_bucket_name)
+        weights_bucket = import_weights_bucket(self, config)
         image = (
             image_from_uri(self, "KokoroImage", config.tts_image_uri)
             if config.tts_image_uri
@@ -59,10 +79,12 @@ class SpeechStack(Stack):
             self,
             "Tts",
             image=image,
+            name_prefix=config.name_prefix,
             weights_bucket=weights_bucket,
-            weights_bucket_name=config.weights_bucket_name,
+            weights_bucket_arn_export=weights_bucket_exports(config)[1],
             weights_prefix=config.weights_prefix,
             instance_type=config.tts_instance_type,
+            inference_ami_version=config.tts_inference_ami_version,
             min_instances=config.tts_min_instances,
             max_instances=config.tts_max_instances,
             sessions_per_instance=config.tts_sessions_per_instance,
