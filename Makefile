@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up synth deploy destroy cdk-cli bench-gateway bench-sagemaker bench-intelligibility test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up preflight synth deploy destroy cdk-cli bench-gateway bench-sagemaker bench-intelligibility test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -31,6 +31,11 @@ CDK_CONTEXT ?=
 
 cdk-cli:
 	@cd infra && npm ci --no-audit --no-fund --loglevel=error
+
+# Read-only checks of the target account (credentials, CDK bootstrap, quota, Bedrock model, inference AMI, Docker,
+# cost per hour) with the config make deploy would use; exits 1 with each failing check's fix (docs/deploy.md).
+preflight: setup
+	$(UV) run relay deploy preflight $(CDK_CONTEXT)
 
 synth: setup cdk-cli
 	$(CDK) synth --quiet --no-notices $(CDK_CONTEXT)

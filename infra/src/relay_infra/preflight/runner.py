@@ -1,0 +1,118 @@
+"""Run every preflight check against one target (a boto3 session and the deployment's config) and report.
+
+:func:`run_checks` never raises for an AWS or local failure: each check turns what went wrong into its own
+line, and the checks that need AWS are skipped (and count as failed) when the credentials check fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from relay_infra.preflight import ami, bedrock_access, bootstrap, cost, credentials, docker, quota
+from relay_infra.preflight.aws_errors import AwsError, describe
+from relay_infra.preflight.prices import PRICING_REGION
+from relay_infra.preflight.result import CheckResult, Status
+
+if TYPE_CHECKING:
+    from relay_infra.config import RelayConfig
+
+AMI_FIELD = "tts_inference_ami_version"
+"""RelayConfig's field (context ``relay:ttsInferenceAmiVersion``) naming the endpoint's InferenceAmiVersion."""
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What the checks need to know about the deployment, taken from :class:`~relay_infra.config.RelayConfig`."""
+
+    instance_type: str
+    min_instances: int
+    max_instances: int
+    model_id: str
+    inference_ami_version: str | None
+    tts_image_uri: str | None
+    agent_image_uri: str | None
+
+    @classmethod
+    def from_config(cls, config: RelayConfig) -> Target:
+        return cls(
+            instance_type=config.tts_instance_type,
+            min_instances=config.tts_min_instances,
+            max_instances=config.tts_max_instances,
+            model_id=config.model_id,
+            inference_ami_version=getattr(config, AMI_FIELD, None),
+            tts_image_uri=config.tts_image_uri,
+            agent_image_uri=config.agent_image_uri,
+        )
+
+
+def _skipped(name: str) -> CheckResult:
+    return CheckResult(
+        name, Status.SKIP, "not checked: needs working credentials and a region", "fix the credentials line first"
+    )
+
+
+def run_checks(session: Any, target: Target, *, docker_command: str = "docker") -> list[CheckResult]:
+    """Every check, in the order they print: credentials, CDK bootstrap, quota, Bedrock model, inference AMI,
+    Docker, cost. Only read-only AWS calls are made; ``session`` is a ``boto3.session.Session``."""
+    from botocore.config import Config  # noqa: PLC0415 - botocore only when checks run
+
+    client_config = Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 2, "mode": "standard"})
+    region: str | None = session.region_name
+
+    def client(service: str, client_region: str | None = None) -> Any:
+        return session.client(service, region_name=client_region or region, config=client_config)
+
+    try:
+        # STS answers for every account from us-east-1, so the identity is shown even when no region is set.
+        identity, account = credentials.check_credentials(client("sts", region or "us-east-1"), region)
+    except AwsError as error:  # e.g. a profile whose settings botocore cannot use
+        identity, account = (
+            CheckResult(credentials.NAME, Status.FAIL, describe(error), credentials.CREDENTIALS_FIX),
+            None,
+        )
+    results = [identity]
+    if identity.ok:
+        results += [
+            bootstrap.check_bootstrap(client("ssm"), client("cloudformation"), account=account, region=region),
+            quota.check_endpoint_quota(
+                client("service-quotas"),
+                instance_type=target.instance_type,
+                min_instances=target.min_instances,
+                max_instances=target.max_instances,
+                region=region,
+            ),
+            bedrock_access.check_bedrock_model(client("bedrock"), target.model_id, region=region),
+        ]
+    else:
+        results += [_skipped(name) for name in (bootstrap.NAME, quota.NAME, bedrock_access.NAME)]
+    results.append(ami.check_inference_ami(target.inference_ami_version, target.instance_type))
+    results.append(
+        docker.check_docker(
+            docker.needed_platforms(tts_image_uri=target.tts_image_uri, agent_image_uri=target.agent_image_uri),
+            docker=docker_command,
+        )
+    )
+    pricing = client("pricing", PRICING_REGION) if identity.ok else None
+    results.append(
+        cost.check_cost(pricing, instance_type=target.instance_type, min_instances=target.min_instances, region=region)
+    )
+    return results
+
+
+def report(results: Sequence[CheckResult]) -> tuple[list[str], int]:
+    """The lines to print (one per check, then a verdict) and the exit status: 0 when every check passed or
+    only warned, 1 otherwise."""
+    width = max(len(result.name) for result in results)
+    lines = [result.line(width) for result in results]
+    failed = [result.name for result in results if not result.ok]
+    warned = sum(result.status is Status.WARN for result in results)
+    if failed:
+        lines.append(
+            f"preflight failed: {', '.join(failed)}. Fix each as its line says, then run make preflight again."
+        )
+        return lines, 1
+    note = f" ({warned} warning{'s' if warned != 1 else ''})" if warned else ""
+    lines.append(f"preflight passed: {len(results)} checks{note}. Ready for make deploy.")
+    return lines, 0
