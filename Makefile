@@ -22,8 +22,10 @@ demo: setup
 	$(UV) run relay chat --local "$(DEMO_TEXT)" --out out/demo.wav
 
 # Keep the local stack running (web client, gateway, functions, agent, TTS) until Ctrl-C.
+# UP_ARGS: more options for relay up, e.g. UP_ARGS="--web-port 0 --gateway-port 0 --aws-port 0".
+UP_ARGS ?=
 up: setup
-	$(UV) run relay up
+	$(UV) run relay up $(UP_ARGS)
 
 # ---- AWS deployment (relay_infra; docs/deploy.md). The CDK CLI is pinned in infra/package-lock.json. ----
 CDK := cd infra && CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk

@@ -49,7 +49,7 @@ def test_relay_speak_reports_an_unreachable_tts(tmp_path: Path, capsys: pytest.C
     ("flags", "code", "says"),
     [
         (["--agent-url", "http://127.0.0.1:9"], 1, "cannot reach the agent at http://127.0.0.1:9"),
-        (["--agent-url", "ws://127.0.0.1:9"], 2, "--agent-url must start with http://"),
+        (["--agent-url", "ws://127.0.0.1:9"], 2, "argument --agent-url: 'ws://127.0.0.1:9' must start with http://"),
         (["--tts-url", "http://127.0.0.1:9/x"], 2, "ws:// or wss://"),
         (["--tts-url", "ws://127.0.0.1:9"], 2, "ws://127.0.0.1:9/invocations-bidirectional-stream"),
     ],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from relay_core.agent_defaults import SPEAK_TOKENS_PER_S
+from relay_local.cli_args import http_url, non_empty, positive_rate, tts_session_url
 from relay_local.stack import TTS_TRANSPORTS
 from voice_agent.config import AgentConfig, ModelKind
 
@@ -13,7 +15,11 @@ SPEAK_MODEL_NOTICE = "[model: speak — the offline echo model streams your prom
 def add_agent_options(parser: argparse.ArgumentParser) -> None:
     """``--tts-url``, ``--tts-transport``, ``--agent-url``, ``--model``, ``--model-id``, ``--base-url``, ``--rate``."""
     group = parser.add_argument_group("local agent")
-    group.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
+    group.add_argument(
+        "--tts-url",
+        type=tts_session_url,
+        help="use this running TTS container (ws://.../invocations-bidirectional-stream)",
+    )
     group.add_argument(
         "--tts-transport",
         choices=TTS_TRANSPORTS,
@@ -21,11 +27,16 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="how the local agent reaches the TTS container: a plain WebSocket (default), or SageMaker's "
         "bidirectional stream through the local front end (the real SDK, TLS, HTTP/2, SigV4: the AWS path)",
     )
-    group.add_argument("--agent-url", help="use this running agent (http://host:port)")
+    group.add_argument("--agent-url", type=http_url, help="use this running agent (http://host:port)")
     group.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
-    group.add_argument("--model-id", help="model id for bedrock/openai/ollama")
-    group.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
-    group.add_argument("--rate", type=float, default=40.0, help="speak model: tokens per second (default 40)")
+    group.add_argument("--model-id", type=non_empty, help="model id for bedrock/openai/ollama")
+    group.add_argument("--base-url", type=http_url, help="base URL of an OpenAI-compatible or Ollama server")
+    group.add_argument(
+        "--rate",
+        type=positive_rate,
+        default=SPEAK_TOKENS_PER_S,
+        help=f"speak model: tokens per second (default {SPEAK_TOKENS_PER_S:g})",
+    )
 
 
 def agent_config_from(args: argparse.Namespace) -> AgentConfig:

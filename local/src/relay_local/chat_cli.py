@@ -25,8 +25,16 @@ from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import WordTiming
 from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
+from relay_local.cli_args import (
+    check_prompts,
+    gateway_url,
+    non_empty,
+    positive_int,
+    speech_speed,
+    voice_spec,
+    wav_path,
+)
 from relay_local.gateway_client import GatewayTurnError, TurnReport, run_turn
-from relay_local.relay_stack import RelayStack
 from voice_agent.config import ModelKind
 from voice_agent.errors import ConfigError
 
@@ -40,16 +48,27 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("prompts", nargs="*", help="what to say (one turn each); none: one prompt per stdin line")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument(
-        "--gateway-url", help="the WebSocket API (wss://{api}.execute-api.{region}.amazonaws.com/{stage})"
+        "--gateway-url",
+        type=gateway_url,
+        help="the WebSocket API (wss://{api}.execute-api.{region}.amazonaws.com/{stage})",
     )
     target.add_argument("--local", action="store_true", help="start the whole local stack for this command")
-    parser.add_argument("--token", help="an ID token for --gateway-url (with --local, a dev token is minted)")
-    parser.add_argument("--user", default=DEFAULT_USER, help="--local: the dev token's user id")
-    parser.add_argument("--out", type=Path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
+    parser.add_argument(
+        "--token", type=non_empty, help="an ID token for --gateway-url (with --local, a dev token is minted)"
+    )
+    parser.add_argument("--user", type=non_empty, default=DEFAULT_USER, help="--local: the dev token's user id")
+    parser.add_argument("--out", type=wav_path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
-    parser.add_argument("--voice", help="voice name or blend (default: the container's)")
-    parser.add_argument("--speed", type=float, default=1.0, help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}")
-    parser.add_argument("--drop-after", type=int, metavar="N", help="drop the connection after N messages, resume")
+    parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
+    parser.add_argument(
+        "--speed",
+        type=speech_speed,
+        default=limits.DEFAULT_SPEED,
+        help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
+    )
+    parser.add_argument(
+        "--drop-after", type=positive_int, metavar="N", help="drop the connection after N messages, resume"
+    )
     parser.add_argument(
         "--timings", action="store_true", help="ask for word timings; print each word with when it is spoken"
     )
@@ -146,6 +165,10 @@ def chat(args: argparse.Namespace) -> int:
     if not prompts:
         print("relay chat: give a prompt as an argument or on stdin", file=sys.stderr)
         return 2
+    problem = check_prompts(prompts)
+    if problem is not None:
+        print(f"relay chat: {problem}", file=sys.stderr)
+        return 2
     if not args.local:
         if not args.token:
             print("relay chat: --gateway-url needs --token (an ID token of the user pool)", file=sys.stderr)
@@ -158,6 +181,8 @@ def chat(args: argparse.Namespace) -> int:
         return 2
     if config.model is ModelKind.SPEAK:
         print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+
+    from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - the servers' imports only once they are needed
 
     def progress(line: str) -> None:
         print(f"[{line}]", file=sys.stderr)

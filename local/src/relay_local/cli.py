@@ -13,14 +13,16 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+from relay_core.cli_usage import UsageParser
 from relay_local import chat_cli, deploy_cli, ops_cli, speak_cli, up_cli
+from relay_local.interrupts import first_interrupt_only
 
 SUBCOMMANDS: tuple[ModuleType, ...] = (speak_cli, up_cli, chat_cli, ops_cli, deploy_cli)
 """The modules that provide ``relay`` subcommands, in the order ``relay --help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="relay", description="Kokoro Relay: give an AI agent a voice.")
+    parser = UsageParser(prog="relay", description="Kokoro Relay: give an AI agent a voice.")
     commands = parser.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
         module.add_parser(commands)
@@ -38,12 +40,29 @@ def quiet_agentcore_access_log() -> None:
     agentcore.setLevel(logging.WARNING)
 
 
+INTERRUPTED = 130
+"""Exit status of a command stopped by Ctrl-C before it finished (128 + SIGINT, as shells report it); ``relay up``,
+whose normal end is Ctrl-C, exits 0 instead."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one ``relay`` command line; returns its exit status: 0 done, 1 it failed (one line on stderr says what
+    to do), 2 a usage error (one line naming the option; nothing started, nothing written), 130 interrupted.
+
+    Ctrl-C: the first SIGINT stops the command, later ones are ignored until everything it started is stopped."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already reported on one line
+        return exc.code if isinstance(exc.code, int) else 2
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     quiet_agentcore_access_log()
     run: Callable[[argparse.Namespace], int] = args.run
-    return run(args)
+    with first_interrupt_only():
+        try:
+            return run(args)
+        except KeyboardInterrupt:
+            print(f"\nrelay {args.command}: interrupted; everything it started is stopped", file=sys.stderr)
+            return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -22,8 +22,18 @@ from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPaylo
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.errors import RelayError
 from relay_local.agent_client import TurnResult, collect_turn
-from relay_local.stack import VoiceStack
-from voice_agent.config import AgentConfig, ModelKind, check_tts_url
+from relay_local.cli_args import (
+    agentcore_session_id,
+    check_prompts,
+    http_url,
+    non_empty,
+    positive_rate,
+    speech_speed,
+    tts_session_url,
+    voice_spec,
+    wav_path,
+)
+from voice_agent.config import AgentConfig, ModelKind
 from voice_agent.errors import ConfigError
 
 NAME = "speak"
@@ -33,37 +43,43 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Register ``relay speak`` and its options."""
     parser = commands.add_parser("speak", help="run agent + TTS locally, stream a reply, write it to a WAV file")
     parser.add_argument("prompt", help="what to say to the agent")
-    parser.add_argument("--out", type=Path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)")
-    parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
-    parser.add_argument("--voice", help="voice name or blend (default: the container's)")
-    parser.add_argument("--speed", type=float, default=1.0, help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}")
-    parser.add_argument("--tts-url", help="use this running TTS container (ws://.../invocations-bidirectional-stream)")
-    parser.add_argument("--agent-url", help="use this running agent (http://host:port)")
-    parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
-    parser.add_argument("--model-id", help="model id for bedrock/openai/ollama")
-    parser.add_argument("--base-url", help="base URL of an OpenAI-compatible or Ollama server")
     parser.add_argument(
-        "--rate", type=float, default=SPEAK_TOKENS_PER_S, help=f"speak model: tokens/s (default {SPEAK_TOKENS_PER_S:g})"
+        "--out", type=wav_path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)"
     )
-    parser.add_argument("--session-id", help="AgentCore session id (a conversation); default: a one-off turn")
+    parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
+    parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
+    parser.add_argument(
+        "--speed",
+        type=speech_speed,
+        default=limits.DEFAULT_SPEED,
+        help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
+    )
+    parser.add_argument(
+        "--tts-url",
+        type=tts_session_url,
+        help="use this running TTS container (ws://.../invocations-bidirectional-stream)",
+    )
+    parser.add_argument("--agent-url", type=http_url, help="use this running agent (http://host:port)")
+    parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
+    parser.add_argument("--model-id", type=non_empty, help="model id for bedrock/openai/ollama")
+    parser.add_argument("--base-url", type=http_url, help="base URL of an OpenAI-compatible or Ollama server")
+    parser.add_argument(
+        "--rate",
+        type=positive_rate,
+        default=SPEAK_TOKENS_PER_S,
+        help=f"speak model: tokens/s (default {SPEAK_TOKENS_PER_S:g})",
+    )
+    parser.add_argument(
+        "--session-id",
+        type=agentcore_session_id,
+        help="AgentCore session id (a conversation); default: a one-off turn",
+    )
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     parser.set_defaults(run=speak)
 
 
 class SpeakError(Exception):
     """A failure ``relay speak`` reports as one line (no traceback); the message says what to do."""
-
-
-def _check_urls(args: argparse.Namespace) -> None:
-    if args.agent_url is not None and not args.agent_url.startswith(("http://", "https://")):
-        raise SpeakError(
-            f"--agent-url must start with http:// or https:// (e.g. {LOCAL_AGENT_URL}); got {args.agent_url}"
-        )
-    if args.tts_url is not None:
-        try:
-            check_tts_url(args.tts_url)
-        except ConfigError as exc:
-            raise SpeakError(f"--tts-url: {exc.message}") from exc
 
 
 async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
@@ -94,17 +110,22 @@ async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
 
 
 def speak(args: argparse.Namespace) -> int:
+    problem = check_prompts([args.prompt])
+    if problem is not None:
+        print(f"relay speak: {problem}", file=sys.stderr)
+        return 2
     try:
-        _check_urls(args)
         config = AgentConfig(
             model=ModelKind(args.model),
             model_id=args.model_id,
             model_base_url=args.base_url,
             speak_tokens_per_s=args.rate,
         )
-    except (SpeakError, ConfigError) as exc:
-        print(f"relay speak: {exc}", file=sys.stderr)
+    except ConfigError as exc:
+        print(f"relay speak: {exc.message}", file=sys.stderr)
         return 2
+    from relay_local.stack import VoiceStack  # noqa: PLC0415 - the servers' imports only once they are needed
+
     if args.agent_url is None:
         starting = "the agent" if args.tts_url else "the TTS container (real Kokoro model) and the agent"
         print(f"[starting {starting} on loopback...]", file=sys.stderr)

@@ -13,18 +13,15 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
-import boto3
 import httpx
 
-from kokoro_server.app import create_app as create_tts_app
 from relay_core.tts_messages import SESSION_PATH
 from relay_local.servers import BackgroundServer, ServerStartError
-from voice_agent.app import create_app as create_agent_app
 from voice_agent.config import AgentConfig, ModelKind
-from voice_agent.transport.base import TtsTransport
 
 if TYPE_CHECKING:
     from relay_local.sagemaker_frontend import SageMakerFrontEnd
+    from voice_agent.transport.base import TtsTransport
 
 TTS_WS_PATH = SESSION_PATH
 MODEL_LOAD_TIMEOUT_S = 180.0
@@ -84,6 +81,9 @@ class VoiceStack:
         self.agent_url = agent_url or ""
 
     def start(self) -> VoiceStack:
+        from kokoro_server.app import create_app as create_tts_app  # noqa: PLC0415 - the apps' imports (the model's
+        from voice_agent.app import create_app as create_agent_app  # noqa: PLC0415 - G2P, strands) only when started
+
         try:
             if self._given_agent_url is None:
                 if self._given_tts_url is None:
@@ -104,6 +104,8 @@ class VoiceStack:
     def _sagemaker_transport(self) -> TtsTransport:
         """The agent's ``sagemaker`` transport through a local SageMaker front end before the container: the real
         SDK over TLS + HTTP/2, signed with the front end's dummy keys, trusting its CA (not process-wide)."""
+        import boto3  # noqa: PLC0415
+
         from relay_local.sagemaker_frontend import SageMakerFrontEnd  # noqa: PLC0415 - HTTP/2 SDK only when asked
         from relay_local.sagemaker_frontend.client import local_ca_client_factory  # noqa: PLC0415
         from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415

@@ -11,7 +11,7 @@ import warnings
 
 from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
 from relay_local.chat_cli import DEFAULT_USER
-from relay_local.relay_stack import RelayStack
+from relay_local.cli_args import non_empty, port_number
 from voice_agent.config import ModelKind
 from voice_agent.errors import ConfigError
 
@@ -25,20 +25,24 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Register ``relay up`` and its options."""
     parser = commands.add_parser("up", help="run the whole local relay (gateway, functions, agent, TTS, web)")
     ports = parser.add_argument_group("ports (0 = any free port)")
-    ports.add_argument("--web-port", type=int, default=DEFAULT_PORTS["web"], help="web client (%(default)s)")
-    ports.add_argument("--gateway-port", type=int, default=DEFAULT_PORTS["gateway"], help="WebSocket API (%(default)s)")
+    ports.add_argument("--web-port", type=port_number, default=DEFAULT_PORTS["web"], help="web client (%(default)s)")
     ports.add_argument(
-        "--aws-port", type=int, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (%(default)s)"
+        "--gateway-port", type=port_number, default=DEFAULT_PORTS["gateway"], help="WebSocket API (%(default)s)"
     )
-    ports.add_argument("--dynamodb-port", type=int, default=0, help="moto DynamoDB (default: a free port)")
-    parser.add_argument("--stage", default="local", help="the API stage (the gateway URL's path)")
-    parser.add_argument("--user", default=DEFAULT_USER, help="user id of the printed dev token")
+    ports.add_argument(
+        "--aws-port", type=port_number, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (%(default)s)"
+    )
+    ports.add_argument("--dynamodb-port", type=port_number, default=0, help="moto DynamoDB (default: a free port)")
+    parser.add_argument("--stage", type=non_empty, default="local", help="the API stage (the gateway URL's path)")
+    parser.add_argument("--user", type=non_empty, default=DEFAULT_USER, help="user id of the printed dev token")
     add_agent_options(parser)
     parser.set_defaults(run=up)
 
 
 def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
-    """Run until Ctrl-C (or until ``stop`` is set: tests)."""
+    """Run until Ctrl-C (or until ``stop`` is set: tests), then stop everything and return 0; a Ctrl-C while the
+    stack starts stops what had started, and also returns 0. Later Ctrl-Cs while it stops are ignored when the
+    caller runs this inside :func:`relay_local.interrupts.first_interrupt_only` (``relay``'s ``main`` does)."""
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     try:
         config = agent_config_from(args)
@@ -47,6 +51,9 @@ def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
         return 2
     if config.model is ModelKind.SPEAK:
         print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+
+    from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - the servers' imports only once they are needed
+    from relay_local.servers import ServerStartError  # noqa: PLC0415
 
     def progress(line: str) -> None:
         print(line, flush=True)
@@ -64,11 +71,18 @@ def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
         tts_transport=args.tts_transport,
     )
     try:
-        stack.start()
-    except OSError as exc:
-        print(f"relay up: a port is taken ({exc.strerror}): choose others with --web-port/--gateway-port/--aws-port")
-        return 1
-    try:
+        try:
+            stack.start()
+        except OSError as exc:
+            print(
+                f"relay up: a port is taken ({exc.strerror}): choose others with --web-port, --gateway-port, "
+                "--aws-port, --dynamodb-port (0 = any free port)",
+                file=sys.stderr,
+            )
+            return 1
+        except ServerStartError as exc:
+            print(f"relay up: {exc}", file=sys.stderr)
+            return 1
         print(f"\nweb client:  {stack.web_url}", flush=True)
         print(f"gateway:     {stack.gateway_url}")
         print(f"dev token ({args.user}, 1 h): {stack.dev_token(args.user)}")
