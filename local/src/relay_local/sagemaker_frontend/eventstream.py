@@ -19,6 +19,7 @@ import datetime
 import io
 import json
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -173,9 +174,21 @@ def unmodeled_error(code: str, message: str) -> bytes:
     return EventMessage(headers=headers, payload=b"").encode()
 
 
-def _exception(kind: str, body: dict[str, str]) -> bytes:
-    headers = {":message-type": "exception", ":exception-type": kind, ":content-type": "application/json"}
+def json_event(event_type: str, body: Mapping[str, object]) -> bytes:
+    """One encoded ``event`` message whose payload is ``body`` as JSON (how REST-JSON services such as
+    ``bedrock-runtime`` frame the members of a stream event)."""
+    headers = {":message-type": "event", ":event-type": event_type, ":content-type": "application/json"}
     return EventMessage(headers=headers, payload=json.dumps(body).encode()).encode()
+
+
+def json_exception(exception_type: str, body: Mapping[str, object]) -> bytes:
+    """One encoded modelled ``exception`` message (``:exception-type`` names the stream's exception member)."""
+    headers = {":message-type": "exception", ":exception-type": exception_type, ":content-type": "application/json"}
+    return EventMessage(headers=headers, payload=json.dumps(body).encode()).encode()
+
+
+def _exception(kind: str, body: dict[str, str]) -> bytes:
+    return json_exception(kind, body)
 
 
 __all__ = [
@@ -190,6 +203,8 @@ __all__ = [
     "SignedEnvelope",
     "decode_message",
     "internal_stream_failure",
+    "json_event",
+    "json_exception",
     "model_stream_error",
     "payload_part",
     "request_part",
