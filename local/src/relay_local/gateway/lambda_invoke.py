@@ -17,7 +17,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from starlette.requests import Request
@@ -39,6 +40,33 @@ def function_name_of(identifier: str) -> str:
     if "function" in parts:
         return parts[parts.index("function") + 1]
     return parts[0]
+
+
+class AbandonedInvocationsFilter(logging.Filter):
+    """Drops every log record emitted by a thread of an abandoned invocation (whatever the logger: the functions'
+    JSON logger, botocore, urllib3); records from every other thread pass. Threads are held weakly."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return threading.current_thread() not in self.threads
+
+
+ABANDONED_QUIET = AbandonedInvocationsFilter()
+"""The one filter every stopping stack adds its lingering invocations to."""
+
+
+def _every_handler() -> Iterator[logging.Handler]:
+    loggers = [
+        logging.getLogger(),
+        *(v for v in logging.Logger.manager.loggerDict.values() if isinstance(v, logging.Logger)),
+    ]
+    for each in loggers:
+        yield from each.handlers
+    if logging.lastResort is not None:  # what a logger with no handler anywhere writes through
+        yield logging.lastResort
 
 
 class LambdaInvokeService:
@@ -72,8 +100,15 @@ class LambdaInvokeService:
 
     def abandon(self) -> None:
         """The stack is stopping: invocations still running (e.g. a relay lingering for a ``resume``) are left to
-        fail against the stopped endpoints, quietly, as a Lambda environment torn down under them would."""
+        fail against the stopped endpoints, quietly, as a Lambda environment torn down under them would: from now
+        on nothing they log reaches any handler (a relay polling a stopped DynamoDB would warn after the command's
+        report), and their errors are logged at DEBUG only."""
         self._abandoned.set()
+        with self._lock:
+            ABANDONED_QUIET.threads.update(self._running)
+        for handler in _every_handler():
+            if ABANDONED_QUIET not in handler.filters:
+                handler.addFilter(ABANDONED_QUIET)
 
     def _run(self, name: str, handler: Handler, event: Any) -> Any:
         return handler(event, LambdaContext(function_name=name))
