@@ -6,6 +6,7 @@ other setting is the deployment default, so the templates are those ``make synth
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,20 @@ class SynthesizedApp:
     def resources(self, part: str, resource_type: str) -> list[dict[str, Any]]:
         """Every resource of ``resource_type`` in ``part``'s template."""
         return [r for r in self.template(part)["Resources"].values() if r["Type"] == resource_type]
+
+
+def synthesize(config: Any, outdir: Path) -> dict[str, dict[str, Any]]:
+    """Synthesize ``config``'s whole app (cdk-nag on) into ``outdir``: ``{stack name: template}``."""
+    from aws_cdk import App  # noqa: PLC0415
+
+    from relay_infra.app import build_app  # noqa: PLC0415
+
+    app, stacks = build_app(config, app=App(outdir=str(outdir)))
+    app.synth()
+    return {
+        stack.stack_name: json.loads((outdir / f"{stack.stack_name}.template.json").read_text(encoding="utf-8"))
+        for stack in stacks.all()
+    }
 
 
 def _attribute(part: str) -> str:
