@@ -100,17 +100,15 @@ def _model_stacks(image: str, *, export_name: bool, model_name: str | None) -> d
     model: dict[str, Any] = {"Type": "AWS::SageMaker::Model", "Properties": {"PrimaryContainer": {"Image": image}}}
     if model_name:
         model["Properties"]["ModelName"] = model_name
-    speech = {"Resources": {"Model": model}, "Outputs": {}}
+    speech: dict[str, Any] = {"Resources": {"Model": model}, "Outputs": {}}
     if export_name:
         speech["Outputs"]["ModelName"] = {
             "Value": {"Fn::GetAtt": ["Model", "ModelName"]},
             "Export": {"Name": "Speech:ModelName"},
         }
-    ops = {
-        "Resources": {"Fn": {"Type": "AWS::Lambda::Function", "Properties": {"Environment": {"Variables": {"M": {}}}}}}
-    }
-    if export_name:
-        ops["Resources"]["Fn"]["Properties"]["Environment"]["Variables"]["M"] = {"Fn::ImportValue": "Speech:ModelName"}
+    variable: dict[str, Any] = {"Fn::ImportValue": "Speech:ModelName"} if export_name else {}
+    function = {"Type": "AWS::Lambda::Function", "Properties": {"Environment": {"Variables": {"M": variable}}}}
+    ops: dict[str, Any] = {"Resources": {"Fn": function}}
     return {"Speech": speech, "Ops": ops}
 
 
