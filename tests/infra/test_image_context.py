@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -49,8 +48,8 @@ def asset_hash(context: Path, image: str) -> str:
     return image_from_dockerfile(stack, "Image", dockerfile, platform, sources=sources, context=context).identity
 
 
-def _append(path: Path) -> Callable[[], None]:
-    return lambda: path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+def _append(path: Path) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -76,7 +75,7 @@ def test_only_an_edit_to_what_an_image_installs_changes_its_hash(
     tree = tmp_path / "tree"
     shutil.copytree(checkout, tree)
     before = asset_hash(tree, image)
-    _append(tree / edited)()
+    _append(tree / edited)
     assert (asset_hash(tree, image) != before) is changes
 
 
