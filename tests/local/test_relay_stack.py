@@ -80,6 +80,38 @@ def test_cancel_mid_turn_ends_it_cancelled(relay_stack: Any) -> None:
     assert report.seqs == list(range(len(report.seqs)))
 
 
+def test_turns_back_to_back_on_one_connection_are_all_accepted(relay_stack: Any) -> None:
+    """Each sendMessage goes out the moment the previous turn's terminal message arrives (every third turn is
+    cancelled on its first message): none is refused turn_in_progress (issue 19, fault 1). Ten turns here over real
+    sockets (about 0.8 s each); tests/functions/gateway/test_turn_handover.py runs fifty at the worst moment."""
+    turns = 10
+
+    async def scenario() -> tuple[list[str], list[str]]:
+        accepted: list[str] = []
+        ends: list[str] = []
+        async with await open_connection(relay_stack.gateway_url, relay_stack.dev_token("back-to-back")) as ws:
+            for n in range(turns):
+                turn_id = f"t-b2b-{n:02d}"
+                await ws.send(json.dumps({"action": "sendMessage", "prompt": "Hi.", "turn_id": turn_id}))
+                while True:
+                    message = json.loads(await asyncio.wait_for(ws.recv(), 60))
+                    if message["type"] == "turn_accepted":
+                        accepted.append(message["turn_id"])
+                    elif message["type"] == "error" and "seq" not in message:
+                        return accepted, [*ends, f"refused {message['code']}"]
+                    elif message["type"] == "agent_start" and n % 3 == 1:
+                        await ws.send(json.dumps({"action": "cancel", "turn_id": turn_id}))
+                    elif message["type"] in ("agent_end", "error"):
+                        ends.append(message.get("status", message.get("code")))
+                        break
+        return accepted, ends
+
+    accepted, ends = asyncio.run(scenario())
+    assert accepted == [f"t-b2b-{n:02d}" for n in range(turns)]
+    assert len(ends) == turns and set(ends) <= {"completed", "cancelled"}
+    assert "cancelled" in ends and "completed" in ends
+
+
 def test_a_dropped_connection_resumes_with_nothing_lost_or_repeated(relay_stack: Any) -> None:
     token = relay_stack.dev_token("dropper")
     whole = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT))

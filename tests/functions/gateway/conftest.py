@@ -23,6 +23,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
+from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from relay_core.agent_events import AgentEnd, AgentEvent, AgentPayload, TurnStatus, serialize_event
 from relay_core.sse import encode_sse
@@ -153,6 +154,38 @@ def posted(connection_id: str) -> list[dict[str, Any]]:
         obj, index = decoder.raw_decode(data, index)
         messages.append(obj)
     return messages
+
+
+@dataclass
+class RelayThreads:
+    """The relay invocations ``sendMessage`` made, each run by the real relay handler on a thread of its own."""
+
+    threads: list[threading.Thread] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+
+    def join(self, timeout_s: float = 15.0) -> None:
+        """Wait for every relay started so far; fail if one is still running (a turn left running)."""
+        for thread in list(self.threads):
+            thread.join(timeout=timeout_s)
+            assert not thread.is_alive(), "a relay never finished: a turn was left running"
+
+
+@pytest.fixture
+def relay_threads(monkeypatch: pytest.MonkeyPatch, lambda_context: Any) -> RelayThreads:
+    """moto's Lambda Invoke (``InvocationType=Event``) runs ``relay.handler`` on a thread, as Lambda would."""
+    from relay_functions.gateway import relay  # noqa: PLC0415 - the handler module, imported where it runs
+
+    running = RelayThreads()
+
+    def invoke(self: Any, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: Any) -> bytes:
+        payload = json.loads(body)
+        thread = threading.Thread(target=lambda: running.results.append(relay.handler(payload, lambda_context)))
+        running.threads.append(thread)
+        thread.start()
+        return b""
+
+    monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
+    return running
 
 
 # --- tokens --------------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import itertools
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -17,10 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from relay_core.agent_events import AgentEnd, AgentPayload, AgentStart, TextDelta
-from relay_functions.gateway import cancel, connect, default, disconnect, relay, resume, send_message
+from relay_functions.gateway import cancel, connect, default, disconnect, resume, send_message
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
 from relay_functions.gateway.turns import TurnState
 
@@ -144,12 +142,12 @@ class World:
     deps: GatewayDeps
     context: Any
     agent: Any
+    relays: Any
+    """The relay threads of every example (:class:`conftest.RelayThreads`)."""
     live: dict[str, str] = field(default_factory=dict)
     """Connection name → its current connection id."""
     users: dict[str, str] = field(default_factory=dict)
     """Connection id (every one ever opened) → its user."""
-    relays: list[threading.Thread] = field(default_factory=list)
-    results: list[dict[str, Any]] = field(default_factory=list)
     statuses: list[Any] = field(default_factory=list)
     generation: itertools.count[int] = field(default_factory=itertools.count)
     finishing: bool = False
@@ -206,26 +204,9 @@ class World:
                 stream.end()
 
 
-def start_relay_threads(world_ref: list[World], monkeypatch: pytest.MonkeyPatch) -> None:
-    """moto's Lambda Invoke (``InvocationType=Event``) runs the real relay handler on a thread, as Lambda would."""
-
-    def invoke(self: Any, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: Any) -> bytes:
-        world = world_ref[-1]
-        payload = json.loads(body)
-        thread = threading.Thread(target=lambda: world.results.append(relay.handler(payload, world.context)))
-        world.relays.append(thread)
-        thread.start()
-        return b""
-
-    monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
-
-
 @pytest.fixture
-def worlds(
-    dynamodb: Any, gw: ModuleType, lambda_context: Any, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Callable[[], World]]:
+def worlds(dynamodb: Any, gw: ModuleType, lambda_context: Any, relay_threads: Any) -> Iterator[Callable[[], World]]:
     made: list[World] = []
-    start_relay_threads(made, monkeypatch)
 
     def make() -> World:
         settings = gw.make_settings(resume_window_s=1.0, turns_per_minute=1000)
@@ -243,7 +224,7 @@ def worlds(
 
         built.lambda_client = boto3.client("lambda", region_name=gw.REGION)
         set_process_deps(built)
-        world = World(next(_examples), gw, built, lambda_context, agent)
+        world = World(next(_examples), gw, built, lambda_context, agent, relay_threads)
         made.append(world)
         for name in CONNECTIONS:
             world.open(name)
@@ -262,9 +243,7 @@ def test_valid_messages_in_any_order_on_two_users_connections(worlds: Callable[[
     world.finishing = True
     for payload in list(world.agent.payloads):
         world.finish(payload.request_id or "")  # every agent turn ends (a stream already over ignores it)
-    for thread in world.relays:
-        thread.join(timeout=15)
-        assert not thread.is_alive(), "a relay never finished: a turn left running"
+    world.relays.join()
 
     assert all(status == {"statusCode": 200} for status in world.statuses)
     owners: dict[str, str] = {}

@@ -45,7 +45,11 @@ def start_turn(ctx: RouteContext, message: SendMessage, deps: GatewayDeps) -> No
         raise rejection(ClientErrorCode.UNAUTHORIZED, NOT_REGISTERED) from exc
     if connection is None:
         count("TurnsRejected")
-        raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "a turn is already running: wait for its end, or cancel it")
+        raise rejection(
+            ClientErrorCode.TURN_IN_PROGRESS,
+            "a turn is already running on this connection: send again when its terminal message arrives "
+            "(cancel it to end it sooner)",
+        )
     append_keys(user_id=connection.user_id)
     try:
         decision = deps.rate_limiter.try_acquire(connection.user_id)

@@ -26,7 +26,11 @@
    - ``detached_at`` set (``$disconnect``) → stop posting, keep buffering.
 4. ``GoneException`` on a post → detached too (and recorded). A turn detached for longer than the resume window
    is abandoned: the agent's turn is cancelled and the stream closed, so no speech is synthesized for nobody.
-5. After the terminal message: if the client is detached, the relay lingers up to the resume window for a
+5. Before the terminal message (``agent_end`` or ``error`` with ``seq``) is posted, live or in a replay, the turn
+   record is marked ``ended`` and the connection's claim on the turn released: a client that sends its next
+   ``sendMessage`` the moment the terminal arrives finds the connection free (never ``turn_in_progress``), and a
+   ``cancel`` with ``played_ms`` it sends then goes to the agent directly (the late barge-in).
+6. After the terminal message: if the client is detached, the relay lingers up to the resume window for a
    resume (then replays); finally it closes the turn record (state ``closed``: no resume after that) with a
    conditional write that fails if a resume slipped in, in which case it serves that resume first.
 
@@ -197,6 +201,8 @@ class TurnRelay:
         self._posted_through = -1
         """Every message up to this seq was posted to the current connection (contiguously, without a failure)."""
         self._cancel_sent_at: float | None = None
+        self._ended = False
+        """The record says ``ended`` (written once, before the terminal message is first posted)."""
         self._started = clock.monotonic()
         self._decoder = SseDecoder()
         self._text = TextCoalescer(text_window_s)
@@ -304,13 +310,13 @@ class TurnRelay:
             logger.error("an agent event could not be framed: %s", exc.code)
             self._fail(ClientErrorCode.INTERNAL, "the agent sent something the gateway cannot relay: try again")
             return
+        if self.framer.finished:
+            self._on_terminal(event)  # the outcome is known before the terminal is posted (the record gets it)
         for seq, message in numbered:
             self.buffer.append(seq, message)
             delivered = self._deliver_numbered(seq, message)
             if delivered and isinstance(event, AudioChunk) and self.result.time_to_first_audio_s is None:
                 self.result.time_to_first_audio_s = round(self._clock.monotonic() - self._started, 4)
-        if self.framer.finished:
-            self._on_terminal(event)
 
     def _fail(self, code: ClientErrorCode, message: str) -> None:
         for held in self._text.flush(self._clock.monotonic()):  # the text the client was owed comes first
@@ -318,10 +324,10 @@ class TurnRelay:
         if self.framer.finished:
             return
         self.result.error_codes.append(code.value)
+        self.result.outcome = TurnOutcome.FAILED
         for seq, text in self.framer.fail_numbered(code, message):
             self.buffer.append(seq, text)
             self._deliver_numbered(seq, text)
-        self.result.outcome = TurnOutcome.FAILED
 
     def _on_terminal(self, event: AgentEvent) -> None:
         if isinstance(event, AgentEnd):
@@ -336,6 +342,8 @@ class TurnRelay:
     # --- delivery -----------------------------------------------------------------------------------------
 
     def _deliver_numbered(self, seq: int, message: str) -> bool:
+        if self.framer.finished and seq == self.framer.next_seq - 1:
+            self._free_connection()  # the terminal: the client may start its next turn the moment it arrives
         delivered = self._deliver(message)
         if delivered and seq == self._posted_through + 1:
             self._posted_through = seq
@@ -361,6 +369,18 @@ class TurnRelay:
             return False
         self.result.posted += 1
         return True
+
+    def _free_connection(self) -> None:
+        """Before the terminal message goes to :attr:`connection_id`: mark the record ``ended`` (once) and release
+        the connection's claim on the turn. A failed write is logged, never allowed to hold back the terminal (the
+        record is written again at the end, and a claim lapses after ``connections.MAX_TURN_S``)."""
+        try:
+            if not self._ended:
+                self._turns.end(self.request.turn_id, outcome=self.result.outcome)
+                self._ended = True
+            self._connections.release_turn(self.connection_id, self.request.turn_id)
+        except (ClientError, BotoCoreError) as exc:
+            logger.warning("freeing the connection before the terminal message failed: %s", type(exc).__name__)
 
     # --- the turn record ----------------------------------------------------------------------------------
 
@@ -431,6 +451,8 @@ class TurnRelay:
             if not self._deliver_numbered(seq, message):
                 return
             self.result.replayed_messages += 1
+        if self.framer.finished and not backlog:
+            self._free_connection()  # the client already holds the terminal: its resume claimed the connection
 
     def _post_rejection(self, exc: RelayError) -> None:
         try:
@@ -448,7 +470,9 @@ class TurnRelay:
         """The agent is done but the client is away: wait up to the resume window for it to come back."""
         if self.result.outcome == TurnOutcome.ABANDONED:
             return
-        self._turns.end(self.request.turn_id, outcome=self.result.outcome)
+        if not self._ended:
+            self._turns.end(self.request.turn_id, outcome=self.result.outcome)
+            self._ended = True
         if self.detached_since is None:
             self._poll()
         if self.detached_since is None and self._undelivered:
