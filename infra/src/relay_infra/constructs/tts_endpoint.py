@@ -244,12 +244,12 @@ class TtsEndpoint(Construct):
             endpoint_config_name=self.endpoint_config_name,
             production_variants=[
                 sagemaker.CfnEndpointConfig.ProductionVariantProperty(
-                    **variant,
+                    # the same name as a reference, so every engine creates the model first
+                    **{**variant, "model_name": self.model.attr_model_name},
                     routing_config=sagemaker.CfnEndpointConfig.RoutingConfigProperty(routing_strategy=ROUTING_STRATEGY),
                 )
             ],
         )
-        self.endpoint_config.node.add_dependency(self.model)
         acknowledge(
             self.endpoint_config,
             Acknowledged(
@@ -272,11 +272,10 @@ class TtsEndpoint(Construct):
             self,
             "Endpoint",
             endpoint_name=self.endpoint_name,
-            endpoint_config_name=self.endpoint_config_name,
+            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
             # Keep the instance count that autoscaling reached (and the weight) when a new config is rolled out.
             retain_all_variant_properties=True,
         )
-        self.endpoint.node.add_dependency(self.endpoint_config)
         self.endpoint_arn = self.arn("endpoint", self.endpoint_name)
 
         self.endpoint_config_arn = self.arn("endpoint-config", self.endpoint_config_name)
