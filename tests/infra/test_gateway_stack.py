@@ -31,6 +31,28 @@ def test_routes_select_on_action_and_only_connect_is_authorized(relay_app: Synth
     )
 
 
+def test_every_message_route_is_two_way_as_the_local_gateway_is(relay_app: SynthesizedApp) -> None:
+    """The local gateway sends a handler's body back on every message route (docs/local-stack.md); AWS does that
+    only for routes with a route response, so each message route has one and the lifecycle routes have none."""
+    template = relay_app.template("Gateway")
+    route_keys = {
+        logical_id: r["Properties"]["RouteKey"]
+        for logical_id, r in template["Resources"].items()
+        if r["Type"] == "AWS::ApiGatewayV2::Route"
+    }
+    two_way = {
+        route_keys[r["Properties"]["RouteId"]["Ref"]]
+        for r in relay_app.resources("Gateway", "AWS::ApiGatewayV2::RouteResponse")
+        if r["Properties"]["RouteResponseKey"] == "$default"
+    }
+    assert two_way == set(route_keys.values()) - {"$connect", "$disconnect"}
+
+
+def test_the_api_is_named_per_environment(relay_app: SynthesizedApp) -> None:
+    (api,) = relay_app.resources("Gateway", "AWS::ApiGatewayV2::Api")
+    assert api["Properties"]["Name"] == "kokoro-relay-dev-websocket"
+
+
 def test_stage_is_throttled_and_logged(relay_app: SynthesizedApp) -> None:
     relay_app.assertions("Gateway").has_resource_properties(
         "AWS::ApiGatewayV2::Stage",
@@ -122,3 +144,13 @@ def test_user_pool_and_outputs(relay_app: SynthesizedApp) -> None:
     outputs = relay_app.template("Gateway")["Outputs"]
     assert {"WebSocketUrl", "UserPoolId", "UserPoolClientId"} <= set(outputs)
     assert "wss://" in rendered(outputs["WebSocketUrl"]["Value"])
+
+
+def test_destroying_one_environment_leaves_the_account_level_logging_role(relay_app: SynthesizedApp) -> None:
+    """API Gateway's CloudWatch role is one per account and region: every environment logs through it."""
+    template = relay_app.template("Gateway")
+    (account,) = [r for r in template["Resources"].values() if r["Type"] == "AWS::ApiGateway::Account"]
+    role_id = account["Properties"]["CloudWatchRoleArn"]["Fn::GetAtt"][0]
+    assert account["DeletionPolicy"] == "Retain"
+    assert template["Resources"][role_id]["DeletionPolicy"] == "Retain"
+    assert "RoleName" not in template["Resources"][role_id]["Properties"]

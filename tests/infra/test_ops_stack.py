@@ -117,3 +117,29 @@ def test_reports_bucket_is_private_and_versioned(relay_app: SynthesizedApp) -> N
             "PublicAccessBlockConfiguration": Match.object_like({"BlockPublicAcls": True}),
         },
     )
+
+
+def test_s3_writes_are_granted_per_call_on_the_reports_objects_only(relay_app: SynthesizedApp) -> None:
+    s3_statements = [
+        statement
+        for machine in relay_app.resources("Ops", "AWS::StepFunctions::StateMachine")
+        for policy in relay_app.resources("Ops", "AWS::IAM::Policy")
+        if {"Ref": machine["Properties"]["RoleArn"]["Fn::GetAtt"][0]} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if any(action.startswith("s3:") for action in as_list(statement["Action"]))
+    ]
+    assert s3_statements
+    for statement in s3_statements:
+        assert as_list(statement["Action"]) == ["s3:PutObject"]
+        (resource,) = as_list(statement["Resource"])
+        assert "Reports" in json.dumps(resource)
+        assert "Weights" not in json.dumps(resource)
+
+
+def test_workflow_logs_are_vended_log_groups_named_per_environment(relay_app: SynthesizedApp) -> None:
+    names = sorted(
+        group["Properties"]["LogGroupName"]
+        for group in relay_app.resources("Ops", "AWS::Logs::LogGroup")
+        if "LogGroupName" in group["Properties"]
+    )
+    assert names == [f"/aws/vendedlogs/states/kokoro-relay-dev-{w.replace('_', '-')}" for w in sorted(WORKFLOWS)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from aws_cdk.assertions import Match
@@ -110,3 +111,25 @@ def test_execution_role_reads_only_its_weights_prefix(relay_app: SynthesizedApp)
 
 def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
+
+
+def test_the_variant_routes_sessions_to_the_least_busy_instance_and_keeps_its_scaled_capacity(
+    relay_app: SynthesizedApp,
+) -> None:
+    (config,) = relay_app.resources("Speech", "AWS::SageMaker::EndpointConfig")
+    (variant,) = config["Properties"]["ProductionVariants"]
+    assert variant["RoutingConfig"] == {"RoutingStrategy": "LEAST_OUTSTANDING_REQUESTS"}
+    assert variant["InferenceAmiVersion"] == "al2023-ami-sagemaker-inference-gpu-4-1"
+    (endpoint,) = relay_app.resources("Speech", "AWS::SageMaker::Endpoint")
+    assert endpoint["Properties"]["RetainAllVariantProperties"] is True
+    assert endpoint["Properties"]["EndpointName"] == "kokoro-relay-dev-tts"
+
+
+def test_model_and_config_are_named_lowercase_and_renamed_with_their_properties(relay_app: SynthesizedApp) -> None:
+    (model,) = relay_app.resources("Speech", "AWS::SageMaker::Model")
+    (config,) = relay_app.resources("Speech", "AWS::SageMaker::EndpointConfig")
+    for name in (model["Properties"]["ModelName"], config["Properties"]["EndpointConfigName"]):
+        assert re.fullmatch(r"kokoro-relay-dev-tts-[0-9a-f]{12}", name)
+    (uris_model,) = relay_app.resources("ImageUris-Speech", "AWS::SageMaker::Model")
+    assert uris_model["Properties"]["ModelName"].startswith("kokoro-relay-uris-tts-")
+    assert uris_model["Properties"]["ModelName"] != model["Properties"]["ModelName"]

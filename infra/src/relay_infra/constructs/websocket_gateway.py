@@ -1,7 +1,9 @@
 """The clients' front door: an API Gateway WebSocket API whose ``$connect`` is guarded by a Lambda authorizer.
 
-Routes are selected by ``$request.body.action`` (relay_core's client protocol). The token arrives in the query
-string (browsers cannot set WebSocket headers), so the authorizer's identity source is
+Routes are selected by ``$request.body.action`` (relay_core's client protocol). Every message route and
+``$default`` is two-way (a ``$default`` route response): a handler's ``body`` (a rejection such as ``invalid_json``)
+goes back to the client, as the local gateway does (docs/local-stack.md "Route responses").
+The token arrives in the query string (browsers cannot set WebSocket headers), so the authorizer's identity source is
 ``route.request.querystring.token``: a connection without one is refused by API Gateway (401) before the
 authorizer runs. The stage throttles messages and writes JSON access logs.
 """
@@ -97,12 +99,15 @@ class WebSocketGateway(Construct):
                 integration=integrations.WebSocketLambdaIntegration("DisconnectIntegration", disconnect)
             ),
             default_route_options=apigw.WebSocketRouteOptions(
-                integration=integrations.WebSocketLambdaIntegration("DefaultIntegration", default)
+                integration=integrations.WebSocketLambdaIntegration("DefaultIntegration", default),
+                return_response=True,
             ),
         )
         for action, function in routes.items():
             self.api.add_route(
-                action, integration=integrations.WebSocketLambdaIntegration(f"{action}Integration", function)
+                action,
+                integration=integrations.WebSocketLambdaIntegration(f"{action}Integration", function),
+                return_response=True,
             )
         for child in self.api.node.find_all():
             if isinstance(child, apigw.CfnRoute) and child.route_key != "$connect":
