@@ -18,7 +18,6 @@ from relay_infra.preflight.result import CheckResult, Status
 if TYPE_CHECKING:
     from relay_infra.config import RelayConfig
 
-AMI_FIELD = "tts_inference_ami_version"
 """RelayConfig's field (context ``relay:ttsInferenceAmiVersion``) naming the endpoint's InferenceAmiVersion."""
 
 
@@ -41,7 +40,7 @@ class Target:
             min_instances=config.tts_min_instances,
             max_instances=config.tts_max_instances,
             model_id=config.model_id,
-            inference_ami_version=getattr(config, AMI_FIELD, None),
+            inference_ami_version=config.tts_inference_ami_version,
             tts_image_uri=config.tts_image_uri,
             agent_image_uri=config.agent_image_uri,
         )
