@@ -27,6 +27,7 @@ from relay_functions.ops.advisory_sources import LiveOsv
 from relay_functions.ops.audit import run_audit
 from relay_functions.ops.errors import OpsError
 from relay_functions.ops.placeholders import definition_path, substitute
+from relay_local.cli_args import non_empty, tts_session_url
 
 NAME = "ops"
 PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository")
@@ -39,12 +40,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     smoke = workflows.add_parser("smoke-test", help="check the speech endpoint, the agent and the gateway end to end")
     smoke.add_argument("--local", action="store_true", help="against a local relay stack started here (the default)")
-    smoke.add_argument("--tts-url", help="local: use this running TTS container instead of starting one")
+    smoke.add_argument(
+        "--tts-url", type=tts_session_url, help="local: use this running TTS container instead of starting one"
+    )
     _aws_options(smoke)
     smoke.set_defaults(run=smoke_test)
 
     audit = workflows.add_parser("audit", help="check every deployable's pinned dependencies against OSV advisories")
-    audit.add_argument("--lock", type=Path, help="the uv.lock to audit (default: this workspace's)")
+    audit.add_argument("--lock", type=existing_file, help="the uv.lock to audit (default: this workspace's)")
     audit.add_argument("--offline", action="store_true", help="use only the bundled advisory snapshot")
     _aws_options(audit)
     audit.set_defaults(run=audit_command)
@@ -52,7 +55,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cleanup = workflows.add_parser("cleanup", help="remove the billable parts of a deployment, then take inventory")
     cleanup.add_argument("--local", action="store_true", help="run the workflow under moto over a simulated deployment")
     cleanup.add_argument(
-        "--parts", help=f"comma-separated parts to remove ({', '.join(PARTS)}); default: runtime, endpoint"
+        "--parts",
+        type=non_empty,
+        help=f"comma-separated parts to remove ({', '.join(PARTS)}); default: runtime, endpoint",
     )
     cleanup.add_argument("--all", action="store_true", help="every part, the weights bucket and the images included")
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
@@ -61,9 +66,30 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _aws_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--state-machine-arn", help="run the deployed workflow in AWS (an Ops stack output)")
-    parser.add_argument("--region", help="AWS region of the state machine (default: from the ARN)")
+    parser.add_argument(
+        "--state-machine-arn", type=state_machine_arn, help="run the deployed workflow in AWS (an Ops stack output)"
+    )
+    parser.add_argument("--region", type=non_empty, help="AWS region of the state machine (default: from the ARN)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def state_machine_arn(text: str) -> str:
+    """An argparse type: a Step Functions state machine ARN (``arn:aws:states:REGION:ACCOUNT:stateMachine:NAME``)."""
+    parts = text.split(":")
+    if len(parts) < 7 or parts[0] != "arn" or parts[2] != "states" or parts[5] != "stateMachine" or not parts[6]:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a state machine ARN: copy it from the Ops stack's outputs "
+            "(arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)"
+        )
+    return text
+
+
+def existing_file(text: str) -> Path:
+    """An argparse type: a file that exists."""
+    path = Path(text)
+    if not text.strip() or not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file: give the path of a uv.lock")
+    return path
 
 
 def _quiet_task_logs() -> None:
@@ -98,7 +124,19 @@ def _pretty(report: Any, indent: str = "") -> str:
 
 
 def run_in_aws(arn: str, execution_input: dict[str, Any], *, region: str | None, as_json: bool) -> int:
-    """Start the deployed workflow, print states as they are entered, then its report or failure."""
+    """Start the deployed workflow, print states as they are entered, then its report or failure. AWS refusing
+    (no credentials, access denied, no such state machine) is one line on stderr and exit status 1."""
+    from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
+
+    try:
+        return _run_in_aws(arn, execution_input, region=region, as_json=as_json)
+    except (BotoCoreError, ClientError) as exc:
+        _say(f"relay ops: AWS refused ({exc}): check your AWS credentials (aws sts get-caller-identity), the region "
+             "and the state machine ARN")  # fmt: skip
+        return 1
+
+
+def _run_in_aws(arn: str, execution_input: dict[str, Any], *, region: str | None, as_json: bool) -> int:
     import boto3  # noqa: PLC0415
 
     sfn = boto3.client("stepfunctions", region_name=region or arn.split(":")[3])

@@ -34,6 +34,7 @@ from kokoro_server.config import (
     ConfigError,
     ServerConfig,
 )
+from relay_core.cli_usage import UsageParser
 
 PROG = "kokoro-server"
 LOAD_FAILED = 1
@@ -44,9 +45,24 @@ def version() -> str:
     return importlib.metadata.version("kokoro-server")
 
 
+def given_path(text: str) -> Path:
+    """An argparse type: a path that is not empty (an empty one would mean the current directory). Whether the
+    model loads from it is the server's to find out: it stops with status 1 and the reason when it does not."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the path is empty: give a file or directory")
+    return Path(text)
+
+
+def non_empty(text: str) -> str:
+    """An argparse type: any text but an empty (or blank) one."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
+
+
 def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
     if sagemaker:
-        parser = argparse.ArgumentParser(
+        parser = UsageParser(
             prog=f"{PROG} serve",
             description=f"What SageMaker (and the images) run: the TTS app on {SAGEMAKER_HOST}:{SAGEMAKER_PORT}, "
             "settings from KOKORO_* variables (the options below override them).",
@@ -54,7 +70,7 @@ def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
         host_default = f"{SAGEMAKER_HOST}"
         port_default = f"{SAGEMAKER_PORT}"
     else:
-        parser = argparse.ArgumentParser(
+        parser = UsageParser(
             prog=PROG,
             description="Kokoro-82M TTS server: GET /ping, POST /invocations, WS /invocations-bidirectional-stream, "
             "POST /v1/audio/speech (OpenAI-compatible).",
@@ -64,14 +80,14 @@ def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
         host_default = f"KOKORO_HOST or {LOCAL_HOST}"
         port_default = f"KOKORO_PORT or {LOCAL_PORT}, where the voice agent looks by default"
     parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
-    parser.add_argument("--host", help=f"address to listen on (default {host_default})")
+    parser.add_argument("--host", type=non_empty, help=f"address to listen on (default {host_default})")
     parser.add_argument("--port", type=int, help=f"port (default {port_default}; 0 picks a free one)")
     parser.add_argument("--engine", choices=ENGINE_NAMES, help="inference backend (default KOKORO_ENGINE or onnx)")
-    parser.add_argument("--model", type=Path, help="ONNX model file (default: the embedded int8 Kokoro-82M)")
-    parser.add_argument("--voices", type=Path, help="voice packs (.npz/.bin file, or a directory of .pt)")
-    parser.add_argument("--weights-dir", type=Path, help="torch weights directory (config.json, .pth, voices/)")
-    parser.add_argument("--default-voice", help="voice used when a request names none")
-    parser.add_argument("--lang", help="espeak-ng language of the G2P front end (default en-us)")
+    parser.add_argument("--model", type=given_path, help="ONNX model file (default: the embedded int8 Kokoro-82M)")
+    parser.add_argument("--voices", type=given_path, help="voice packs (.npz/.bin file, or a directory of .pt)")
+    parser.add_argument("--weights-dir", type=given_path, help="torch weights directory (config.json, .pth, voices/)")
+    parser.add_argument("--default-voice", type=non_empty, help="voice used when a request names none")
+    parser.add_argument("--lang", type=non_empty, help="espeak-ng language of the G2P front end (default en-us)")
     parser.add_argument("--workers", type=int, help="inference worker threads (default: 1 for onnx; 2 for torch)")
     parser.add_argument("--threads", type=int, help="CPU threads per inference (default: every core)")
     parser.add_argument(

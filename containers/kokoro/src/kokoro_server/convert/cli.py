@@ -7,23 +7,27 @@ import sys
 import time
 from pathlib import Path
 
+from kokoro_server.cli import given_path, non_empty
 from kokoro_server.convert.converter import convert_onnx_to_kmodel
 from kokoro_server.convert.errors import ConversionError, CoverageError
 from kokoro_server.convert.store import ensure_converted_weights, write_weights_dir
 from kokoro_server.convert.verify import agreement_report
 from kokoro_server.engines.model_files import assemble_int8_model, default_voices_path
+from relay_core.cli_usage import UsageParser
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by the server's ``convert-weights`` subcommand)."""
-    parser = argparse.ArgumentParser(
+    parser = UsageParser(
         prog="kokoro-server convert-weights",
         description="Rebuild kokoro.KModel weights (config.json, kokoro-v1_0.pth, voices/*.pt) "
         "from the shipped int8 Kokoro ONNX.",
     )
-    parser.add_argument("--onnx", type=Path, help="int8 ONNX to convert (default: the shipped model parts)")
+    parser.add_argument("--onnx", type=given_path, help="int8 ONNX to convert (default: the shipped model parts)")
     parser.add_argument(
-        "--out", type=Path, help="weights directory to write (default: the cache the torch engine uses)"
+        "--out",
+        type=lambda text: Path(non_empty(text)),
+        help="weights directory to write (default: the cache the torch engine uses)",
     )
     parser.add_argument(
         "--verify", action="store_true", help="also run torch against ONNX Runtime and print the agreement"
