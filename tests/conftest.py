@@ -301,3 +301,40 @@ def whisper_model(asr: Any) -> Any:
 
 
 # --------------------------------------------- end speech recognition ------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Bedrock stand-in (owner: local Bedrock runtime; used by tests/agent and tests/local/bedrock)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def bedrock_standin() -> Iterator[Any]:
+    """The local Bedrock stand-in (``relay_local.bedrock.BedrockStandIn``: Converse/ConverseStream and the
+    OpenAI-compatible ``/v1``) on a free port, echo model at 40 tokens/s unless a request asks otherwise. Its
+    ``runtime.faults`` are cleared after each test by ``bedrock_env``."""
+    from relay_local.bedrock import BedrockStandIn  # noqa: PLC0415
+
+    standin = BedrockStandIn().start()
+    yield standin
+    standin.stop()
+
+
+@pytest.fixture
+def bedrock_env(bedrock_standin: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Points this process's boto3 ``bedrock-runtime`` (so Strands' ``BedrockModel`` in an agent app started by
+    the test) at the session's stand-in for one test: ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``, dummy credentials,
+    us-east-1, one attempt per HTTP call (the agent's own retry strategy still applies). Returns the stand-in."""
+    from relay_local.bedrock import bedrock_environment  # noqa: PLC0415
+
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        monkeypatch.delenv(name, raising=False)
+    env = bedrock_environment(bedrock_standin.endpoint_url)  # keeps credentials a test already set (SageMaker's)
+    for name, value in {**env, "AWS_MAX_ATTEMPTS": "1"}.items():
+        monkeypatch.setenv(name, value)
+    bedrock_standin.runtime.faults.clear()
+    yield bedrock_standin
+    bedrock_standin.runtime.faults.clear()
+
+
+# --------------------------------------------- end Bedrock stand-in --------------------------------------

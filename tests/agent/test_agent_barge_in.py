@@ -45,7 +45,7 @@ def _last_reply(service: VoiceAgentService) -> str:
     return "".join(str(block["text"]) for block in message["content"] if "text" in block)
 
 
-def test_a_barge_in_after_the_reply_keeps_only_the_words_heard(tts_server: Any) -> None:
+def test_a_barge_in_after_the_reply_keeps_only_the_words_heard(tts_server: Any, bedrock_env: Any) -> None:
     prompt = "Hello there. One two three four five."
     service = _service(tts_server, rate=400.0)
 
@@ -66,7 +66,7 @@ def test_a_barge_in_after_the_reply_keeps_only_the_words_heard(tts_server: Any) 
     assert _last_reply(service) == f"Hello there. One two… {INTERRUPTED_MARK}"
 
 
-def test_a_barge_in_while_the_model_writes_keeps_only_the_words_heard(tts_server: Any) -> None:
+def test_a_barge_in_while_the_model_writes_keeps_only_the_words_heard(tts_server: Any, bedrock_env: Any) -> None:
     prompt = "Hello there, friend. " + " ".join(f"Word{i}." for i in range(40))
     service = _service(tts_server, rate=8.0)
 

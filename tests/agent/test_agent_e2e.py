@@ -108,8 +108,9 @@ class AgentUnderTest:
 
 
 @pytest.fixture
-def make_agent(tts_server: Any) -> Iterator[Any]:
-    """Start the real agent app (speak model, fast) against the real container, with a recording transport."""
+def make_agent(tts_server: Any, bedrock_env: Any) -> Iterator[Any]:
+    """Start the real agent app (speak model: BedrockModel on the local stand-in's echo model, fast) against the
+    real container, with a recording transport."""
     servers: list[BackgroundServer] = []
 
     def start(*, rate: float = 400.0, drops: list[int | None] | None = None, url: str | None = None) -> AgentUnderTest:

@@ -1,8 +1,9 @@
 """How a turn ends when nobody waits for it, when a new prompt interrupts it, and when its TTS session stalls.
 
 The real agent app and the real TTS container app (real int8 Kokoro model) on loopback. The container's engine is
-wrapped (never replaced) to log when each segment render starts; the model is the real offline speak model, wrapped
-to log when it writes each token; the transport is wrapped to log when the TTS session is released.
+wrapped (never replaced) to log when each segment render starts; the model is Strands' BedrockModel on the local
+Bedrock stand-in's echo model (the speak model), wrapped to log when each token arrives; the transport is wrapped
+to log when the TTS session is released.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 import pytest
+from strands.models.bedrock import BedrockModel
 
+from relay_core.agent_defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from relay_core.agent_events import (
     AgentEnd,
     AgentError,
@@ -35,7 +38,6 @@ from relay_local.servers import BackgroundServer
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
 from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
-from voice_agent.models.speak import SpeakModel
 from voice_agent.transport.base import TtsConnection, TtsTransport
 from voice_agent.transport.ws import WsTransport
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
@@ -74,11 +76,12 @@ class RenderLog:
         return result
 
 
-class TokenLog(SpeakModel):
-    """The offline speak model; remembers when it wrote each token, and each reply's start and end."""
+class TokenLog(BedrockModel):
+    """Strands' BedrockModel on the local stand-in's echo model (the speak model); remembers when each token
+    arrived, and each reply's start and end."""
 
     def __init__(self, log: ModelLog, *, tokens_per_s: float) -> None:
-        super().__init__(tokens_per_s=tokens_per_s)
+        super().__init__(model_id=LOCAL_ECHO_MODEL_ID, additional_request_fields={ECHO_RATE_FIELD: tokens_per_s})
         self._log = log
 
     async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: str | None = None, **kw: Any) -> Any:
@@ -137,7 +140,7 @@ class Rig:
 
 
 @pytest.fixture
-def rig(onnx_engine: Any, serve_tts: Any) -> Iterator[Any]:
+def rig(onnx_engine: Any, serve_tts: Any, bedrock_env: Any) -> Iterator[Any]:
     """``rig(rate)``: a TTS server with a render log, and an agent whose model and transport keep logs."""
     engine = RenderLog(onnx_engine)
     servers: list[BackgroundServer] = []

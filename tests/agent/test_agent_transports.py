@@ -58,7 +58,9 @@ def test_every_ws_case_also_runs_on_sagemaker() -> None:
 
 
 @pytest.fixture
-def make_agent(sagemaker_env: SageMakerFrontEnd, sagemaker_tls_dir: Path, tts_server: Any) -> Iterator[Any]:
+def make_agent(
+    sagemaker_env: SageMakerFrontEnd, sagemaker_tls_dir: Path, tts_server: Any, bedrock_env: Any
+) -> Iterator[Any]:
     """``make_agent(rate=, drops=, url=)`` as in test_agent_e2e, on the sagemaker transport. ``url`` (a container
     WebSocket URL) gets its own front end, so a refused container is refused the way SageMaker refuses it."""
     servers: list[BackgroundServer] = []

@@ -47,6 +47,15 @@ framed ``audio`` message fits ``limits.CLIENT_FRAME_BUDGET_BYTES`` whatever the 
 itself fits one API Gateway WebSocket frame (32 KB)."""
 SPEAK_TOKENS_PER_S: Final = 40.0
 """The offline ``speak`` model's pace (a realistic LLM rate)."""
+LOCAL_ECHO_MODEL_ID: Final = "local.echo"
+"""The local Bedrock stand-in's echo model (``relay_local.bedrock``), which the ``speak`` model setting names."""
+MODEL_ATTEMPTS: Final = 2
+"""Model calls per turn when the model service throttles (Strands' retry strategy; its default, 6 attempts over
+about two minutes, is silence no listener waits through). The SDK's own HTTP retries come on top."""
+MODEL_RETRY_DELAY_S: Final = 1
+"""Seconds before that one retry."""
+ECHO_RATE_FIELD: Final = "tokens_per_s"
+"""The ``additionalModelRequestFields`` member that sets the echo model's pace."""
 
 # --- Timing ------------------------------------------------------------------------------------------------
 CANCEL_GRACE_S: Final = 0.5

@@ -24,7 +24,7 @@ from relay_core.agent_events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.client_session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import WordTiming
-from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
+from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_local.cli_args import (
     check_prompts,
     gateway_url,
@@ -35,7 +35,6 @@ from relay_local.cli_args import (
     wav_path,
 )
 from relay_local.gateway_client import GatewayTurnError, TurnReport, run_turn
-from voice_agent.config import ModelKind
 from voice_agent.errors import ConfigError
 
 NAME = "chat"
@@ -179,8 +178,8 @@ def chat(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"relay chat: {exc.message}", file=sys.stderr)
         return 2
-    if config.model is ModelKind.SPEAK:
-        print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+    if (notice := model_notice(config)) is not None:
+        print(notice, file=sys.stderr)
 
     from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - the servers' imports only once they are needed
 

@@ -33,6 +33,8 @@ from typing import Any
 
 from relay_core import limits
 from relay_core.client_messages import ClientAction
+from relay_local.bedrock.models import ModelRegistry
+from relay_local.bedrock.runtime import BedrockRuntime
 from relay_local.gateway.agentcore_dataplane import AgentCoreDataPlane
 from relay_local.gateway.aws_app import create_aws_app
 from relay_local.gateway.events import ApiIdentity
@@ -98,12 +100,20 @@ class RelayStack:
         handler_log_level: str = "WARNING",
         progress: Progress | None = None,
         tts_transport: str = "ws",
+        models: ModelRegistry | None = None,
     ) -> None:
         """``function_env``: extra settings for the functions (e.g. ``{"RESUME_WINDOW_S": "3"}``);
         ``handlers``: other callables than the real functions (tests of the gateway itself); ``tts_transport``:
         ``"sagemaker"`` puts the local SageMaker front end between the agent and the container."""
+        self.bedrock = BedrockRuntime(models)
+        """The local Bedrock runtime on the AWS port (``bedrock.faults`` injects errors; ``bedrock.models``)."""
         self._voice = VoiceStack(
-            tts_url=tts_url, agent_url=agent_url, agent_config=agent_config, tts_transport=tts_transport
+            tts_url=tts_url,
+            agent_url=agent_url,
+            agent_config=agent_config,
+            tts_transport=tts_transport,
+            models=self.bedrock.models,
+            serve_bedrock=False,
         )
         self._handlers = handlers
         self._api = ApiIdentity(stage=stage)
@@ -183,6 +193,7 @@ class RelayStack:
             lambda_service=self.lambdas,
             dataplane=dataplane,
             issuer=self._issuer,
+            bedrock=self.bedrock,
         )
         aws = BackgroundServer(aws_app, name="local-aws", port=self._ports["aws"])
         self._servers.append(aws)
@@ -197,6 +208,7 @@ class RelayStack:
         self._progress("starting the API Gateway WebSocket API, @connections, Lambda and AgentCore endpoints ...")
         aws.start()
         self._progress(f"  gateway {self.gateway_url}")
+        self._progress(f"  bedrock-runtime {self.aws_url} ({', '.join(self.bedrock.models.model_ids)})")
         web = BackgroundServer(
             create_web_app(web_dir=self._web_dir, agent_url=self.agent_url, config=self.web_config),
             name="web",
@@ -225,6 +237,7 @@ class RelayStack:
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_url,
             "AWS_ENDPOINT_URL_LAMBDA": self.aws_url,
             "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE": self.aws_url,
+            "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.aws_url,
             "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_SESSION_TOKEN": "testing",

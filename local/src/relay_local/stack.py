@@ -1,8 +1,12 @@
-"""The local voice stack: the TTS container app and the agent app, each on a free loopback port.
+"""The local voice stack: the TTS container app and the agent app, each on a free loopback port, and the local
+Bedrock stand-in the agent's model calls.
 
 ``VoiceStack`` starts whichever of the two the caller did not point at (``tts_url`` / ``agent_url``), waits
-until the TTS model is loaded (``/ping`` 200), and stops what it started. The same code AWS runs sits above
-it; only the data planes differ (ARCHITECTURE "AWS ↔ local").
+until the TTS model is loaded (``/ping`` 200), and stops what it started. When it starts the agent it also serves
+the Bedrock stand-in (``relay_local.bedrock``) and points this process's boto3 at it
+(``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``) until it stops, unless ``serve_bedrock=False`` (``RelayStack`` serves it on
+the local AWS port instead). The agent's model is loaded before the agent starts (``SmolLM2`` takes seconds).
+The same code AWS runs sits above it; only the data planes differ (ARCHITECTURE "AWS ↔ local").
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from typing import TYPE_CHECKING, Final
 import httpx
 
 from relay_core.tts_messages import SESSION_PATH
+from relay_local.bedrock.models import ModelRegistry
 from relay_local.servers import BackgroundServer, ServerStartError
 from voice_agent.config import AgentConfig, ModelKind
 
 if TYPE_CHECKING:
+    from relay_local.bedrock.standin import BedrockStandIn
     from relay_local.sagemaker_frontend import SageMakerFrontEnd
     from voice_agent.transport.base import TtsTransport
 
@@ -68,6 +74,8 @@ class VoiceStack:
         agent_url: str | None = None,
         agent_config: AgentConfig | None = None,
         tts_transport: str = "ws",
+        models: ModelRegistry | None = None,
+        serve_bedrock: bool = True,
     ) -> None:
         if tts_transport not in TTS_TRANSPORTS:
             raise ValueError(f"tts_transport must be one of {', '.join(TTS_TRANSPORTS)}, not {tts_transport!r}")
@@ -77,6 +85,11 @@ class VoiceStack:
         self._given_agent_url = agent_url
         self._agent_config = agent_config or AgentConfig(model=ModelKind.SPEAK)
         self._servers: list[BackgroundServer] = []
+        self.models = models or ModelRegistry()
+        """The Bedrock stand-in's models (``relay_local.bedrock``)."""
+        self._serve_bedrock = serve_bedrock
+        self.bedrock: BedrockStandIn | None = None
+        """The stand-in this stack serves (None with ``serve_bedrock=False`` or a given ``agent_url``)."""
         self.tts_url = tts_url or ""
         self.agent_url = agent_url or ""
 
@@ -91,6 +104,11 @@ class VoiceStack:
                     self._servers.append(tts)
                     wait_until_ready(tts.http_url)
                     self.tts_url = tts.ws_url + TTS_WS_PATH
+                self.preload_model()
+                if self._serve_bedrock:
+                    from relay_local.bedrock.standin import BedrockStandIn  # noqa: PLC0415
+
+                    self.bedrock = BedrockStandIn(self.models).start(set_environment=True)
                 config = dataclasses.replace(self._agent_config, tts_url=self.tts_url)
                 transport = self._sagemaker_transport() if self.tts_transport == "sagemaker" else None
                 agent = BackgroundServer(create_agent_app(config, transport=transport), name="agent").start()
@@ -100,6 +118,12 @@ class VoiceStack:
             self.stop()
             raise
         return self
+
+    def preload_model(self) -> None:
+        """Load the agent's model now if the stand-in serves it (the real one takes seconds; the echo one nothing)."""
+        config = self._agent_config
+        if config.model is ModelKind.BEDROCK and config.model_id in self.models.model_ids:
+            self.models.preload(config.model_id)
 
     def _sagemaker_transport(self) -> TtsTransport:
         """The agent's ``sagemaker`` transport through a local SageMaker front end before the container: the real
@@ -133,6 +157,9 @@ class VoiceStack:
     def stop(self) -> None:
         while self._servers:
             self._servers.pop().stop()
+        if self.bedrock is not None:
+            self.bedrock.stop()
+            self.bedrock = None
         if self._frontend is not None:
             self._frontend.stop()
             self._frontend = None

@@ -9,10 +9,9 @@ import sys
 import threading
 import warnings
 
-from relay_local.agent_options import SPEAK_MODEL_NOTICE, add_agent_options, agent_config_from
+from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_local.chat_cli import DEFAULT_USER
 from relay_local.cli_args import non_empty, port_number
-from voice_agent.config import ModelKind
 from voice_agent.errors import ConfigError
 
 NAME = "up"
@@ -49,8 +48,8 @@ def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
     except ConfigError as exc:
         print(f"relay up: {exc.message}", file=sys.stderr)
         return 2
-    if config.model is ModelKind.SPEAK:
-        print(SPEAK_MODEL_NOTICE, file=sys.stderr)
+    if (notice := model_notice(config)) is not None:
+        print(notice, file=sys.stderr)
 
     from relay_local.relay_stack import RelayStack  # noqa: PLC0415 - the servers' imports only once they are needed
     from relay_local.servers import ServerStartError  # noqa: PLC0415

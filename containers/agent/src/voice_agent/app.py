@@ -30,9 +30,10 @@ from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp
 from bedrock_agentcore.runtime.context import RequestContext
-from strands import Agent
+from strands import Agent, ModelRetryStrategy
 from strands.models.model import Model
 
+from relay_core.agent_defaults import MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
 from relay_core.agent_events import (
     AgentCancel,
     AgentError,
@@ -70,7 +71,14 @@ class VoiceAgentService:
         self.transport = transport if transport is not None else make_transport(config)
         factory = model_factory if model_factory is not None else (lambda: make_model(config))
         self.conversations = Conversations(
-            lambda: Agent(model=factory(), system_prompt=config.system_prompt, callback_handler=None)
+            lambda: Agent(
+                model=factory(),
+                system_prompt=config.system_prompt,
+                callback_handler=None,
+                retry_strategy=ModelRetryStrategy(
+                    max_attempts=MODEL_ATTEMPTS, initial_delay=MODEL_RETRY_DELAY_S, max_delay=MODEL_RETRY_DELAY_S
+                ),
+            )
         )
         self.voices = VoiceCheck(self.transport)
         self.settings = TurnSettings(

@@ -2,7 +2,8 @@
 
 Every option is a flag and a VOICE_AGENT_* environment variable, one to one (--tts-url = VOICE_AGENT_TTS_URL);
 a flag wins over its variable. With neither, the agent listens on 127.0.0.1:8082, talks to a local kokoro-server
-on port 8081, and replies with the offline speak echo model (no LLM).
+on port 8081, and replies with the speak model: local.echo through the Bedrock API (no LLM), which needs the local
+Bedrock stand-in (AWS_ENDPOINT_URL_BEDROCK_RUNTIME; relay up and relay speak start one).
 """
 
 from __future__ import annotations

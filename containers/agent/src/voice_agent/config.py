@@ -35,7 +35,9 @@ class ModelKind(StrEnum):
     """Which model writes the reply."""
 
     SPEAK = "speak"
-    """Offline: streams the prompt back as the reply (no LLM). For demos and tests."""
+    """Bedrock's API with the model id ``local.echo``: the local Bedrock stand-in's echo model, which streams the
+    prompt back (no LLM), at ``speak_tokens_per_s``. For demos and tests; the same ``BedrockModel`` path as
+    ``bedrock``."""
     BEDROCK = "bedrock"
     OPENAI = "openai"
     """Any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, Ollama's /v1)."""
@@ -84,7 +86,7 @@ class AgentConfig:
     def model_label(self) -> str:
         """What writes the replies, as logs and ``agent_start`` show it."""
         if self.model is ModelKind.SPEAK:
-            return "speak (offline echo model: streams the prompt back, no LLM)"
+            return "speak (local.echo on the local Bedrock stand-in: streams the prompt back, no LLM)"
         return f"{self.model.value}:{self.model_id or 'default'}"
 
     @classmethod
@@ -146,7 +148,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("tts_url", str, f"the container's TTS session URL (default {agent_defaults.LOCAL_TTS_URL})"),
     Setting("sagemaker_endpoint", str, "SageMaker endpoint name (with transport sagemaker)"),
     Setting("aws_region", str, "AWS region for Bedrock and SageMaker (default: AWS_REGION)"),
-    Setting("model", ModelKind, "speak (offline echo model, no LLM; the default), bedrock, openai or ollama"),
+    Setting(
+        "model",
+        ModelKind,
+        "speak (local.echo via the Bedrock API: echoes the prompt, no LLM; default), bedrock, openai or ollama",
+    ),
     Setting("model_id", str, "model id: a Bedrock model id, or the OpenAI-compatible server's model name"),
     Setting("model_base_url", str, "base URL of an OpenAI-compatible or Ollama server"),
     Setting("model_api_key", str, "API key of an OpenAI-compatible server (prefer the variable)", secret=True),

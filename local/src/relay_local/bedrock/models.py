@@ -24,7 +24,7 @@ from typing import Final, Protocol
 from relay_core import agent_defaults
 from relay_local.bedrock.wire import ConverseRequest
 
-ECHO_MODEL_ID: Final = "local.echo"
+ECHO_MODEL_ID: Final = agent_defaults.LOCAL_ECHO_MODEL_ID
 SMOLLM2_MODEL_ID: Final = "local.smollm2-135m-instruct"
 MODEL_NAMES: Final = {"echo": ECHO_MODEL_ID, "smollm2": SMOLLM2_MODEL_ID}
 """Short names the ``relay`` commands take (``--model echo|smollm2``) → model ids."""
@@ -56,7 +56,8 @@ class TextModel(Protocol):
 
 
 class EchoModel:
-    """``local.echo``: the reply is the latest user message, streamed back at ``tokens_per_s``."""
+    """``local.echo``: the reply is the latest user message, streamed back at ``tokens_per_s``, or at the request's
+    ``additionalModelRequestFields.tokens_per_s`` (what the agent's ``speak`` model setting sends)."""
 
     label = "echo (the local stand-in's echo model: streams the prompt back, no LLM)"
 
@@ -68,7 +69,11 @@ class EchoModel:
 
     def generate(self, request: ConverseRequest, cancel: threading.Event) -> Iterator[str]:
         tokens = tokenize(request.last_user_text())[: request.inference.max_tokens]
-        interval = 1.0 / self.tokens_per_s
+        rate = request.additional_fields.get(agent_defaults.ECHO_RATE_FIELD, self.tokens_per_s)
+        if not isinstance(rate, int | float) or isinstance(rate, bool) or rate <= 0:
+            field = agent_defaults.ECHO_RATE_FIELD
+            raise ValueError(f"additionalModelRequestFields.{field} must be a positive number; got {rate!r}")
+        interval = 1.0 / float(rate)
         started = time.perf_counter()
         for index, token in enumerate(tokens):
             delay = started + index * interval - time.perf_counter()

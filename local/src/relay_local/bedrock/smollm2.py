@@ -36,7 +36,7 @@ GGUF_NAME: Final = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_SUBDIR: Final = "smollm2-135m-instruct"
 MAX_PROMPT_TOKENS: Final = 2048
 """Older messages are dropped (oldest first, the system prompt kept) until the prompt fits."""
-MAX_REPLY_TOKENS: Final = 512
+MAX_REPLY_TOKENS: Final = 256
 CACHE_ENV: Final = "KOKORO_RELAY_CACHE"
 
 

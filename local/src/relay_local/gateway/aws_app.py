@@ -1,6 +1,7 @@
 """One loopback HTTP server for the local AWS endpoints the relay's functions call: ``@connections``
 (``/{stage}/@connections/{id}``), Lambda Invoke (``/2015-03-31/functions/{name}/invocations``), the AgentCore
-data plane (``/runtimes/{arn}/...``) and the dev user pool's JWKS (``/{pool}/.well-known/jwks.json``). Their
+data plane (``/runtimes/{arn}/...``), the Bedrock runtime (``/model/{modelId}/converse[-stream]``, optional) and
+the dev user pool's JWKS (``/{pool}/.well-known/jwks.json``). Their
 paths do not overlap, so one port serves them all. The WebSocket API itself listens on its own socket, on an
 event loop thread of its own (:class:`relay_local.servers.LoopThread`), started and stopped by this app's lifespan.
 
@@ -19,6 +20,7 @@ from contextlib import asynccontextmanager
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from relay_local.bedrock.runtime import BedrockRuntime
 from relay_local.gateway.agentcore_dataplane import AgentCoreDataPlane
 from relay_local.gateway.connections_api import connections_routes
 from relay_local.gateway.lambda_invoke import LambdaInvokeService
@@ -34,6 +36,7 @@ def create_aws_app(
     lambda_service: LambdaInvokeService,
     dataplane: AgentCoreDataPlane,
     issuer: DevTokenIssuer,
+    bedrock: BedrockRuntime | None = None,
 ) -> Starlette:
     """The app; serve it with :class:`relay_local.servers.BackgroundServer` (the lifespan starts the WebSocket API
     on ``websocket_socket`` and stops it, closing every client connection, on shutdown)."""
@@ -57,6 +60,7 @@ def create_aws_app(
         *lambda_service.routes(),
         *dataplane.routes(),
         *issuer.routes(),
+        *(bedrock.routes() if bedrock is not None else []),
     ]
     return Starlette(routes=routes, lifespan=lifespan)
 

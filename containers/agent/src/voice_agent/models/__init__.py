@@ -1,6 +1,6 @@
-"""Model providers for the agent: Bedrock, OpenAI-compatible / Ollama servers, and the offline ``speak`` model."""
+"""Model providers for the agent: Strands' Bedrock provider (also for the local stand-in's models) and its
+OpenAI-compatible / Ollama provider."""
 
 from voice_agent.models.factory import make_model
-from voice_agent.models.speak import SpeakModel, tokenize
 
-__all__ = ["SpeakModel", "make_model", "tokenize"]
+__all__ = ["make_model"]

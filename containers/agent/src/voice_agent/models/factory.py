@@ -1,4 +1,9 @@
-"""Build the Strands model provider the configuration names."""
+"""Build the Strands model provider the configuration names.
+
+There is one model path: ``bedrock`` (and ``speak``, which is only a name for the local echo model) is Strands'
+``BedrockModel``, whose boto3 client reaches Bedrock, or locally the stand-in in ``relay_local.bedrock``, through
+the standard ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME`` variable; ``openai`` / ``ollama`` is Strands' ``OpenAIModel``.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,8 @@ import logging
 
 from strands.models.model import Model
 
+from relay_core.agent_defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from voice_agent.config import AgentConfig, ModelKind
-from voice_agent.models.speak import SpeakModel
 
 logger = logging.getLogger(__name__)
 
@@ -16,12 +21,16 @@ OLLAMA_DEFAULT_BASE_URL = "http://127.0.0.1:11434/v1"
 
 def make_model(config: AgentConfig) -> Model:
     """A fresh model provider (one per agent). Provider SDKs are imported only for the provider chosen."""
-    if config.model is ModelKind.SPEAK:
-        logger.info("model: speak — the offline echo model; replies repeat the prompt, no LLM is involved")
-        return SpeakModel(tokens_per_s=config.speak_tokens_per_s)
-    if config.model is ModelKind.BEDROCK:
+    if config.model in (ModelKind.SPEAK, ModelKind.BEDROCK):
         from strands.models.bedrock import BedrockModel  # noqa: PLC0415 - provider SDKs load only when chosen
 
+        if config.model is ModelKind.SPEAK:
+            logger.info("model: speak = %s on the Bedrock endpoint (echoes the prompt; no LLM)", LOCAL_ECHO_MODEL_ID)
+            return BedrockModel(
+                region_name=config.aws_region,
+                model_id=LOCAL_ECHO_MODEL_ID,
+                additional_request_fields={ECHO_RATE_FIELD: config.speak_tokens_per_s},
+            )
         if config.model_id:
             return BedrockModel(region_name=config.aws_region, model_id=config.model_id)
         return BedrockModel(region_name=config.aws_region)
