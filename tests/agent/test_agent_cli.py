@@ -17,6 +17,7 @@ SAMPLES = {
     "aws_region": "eu-west-1", "model": "bedrock", "model_id": "m", "model_base_url": "http://b", "model_api_key": "k",
     "speak_tokens_per_s": "12.5", "system_prompt": "be brief", "voice": "jf_alpha", "first_fragment_words": "off",
     "max_sentence_chars": "200", "audio_chunk_bytes": "4096", "tts_connect_timeout_s": "2", "cancel_grace_s": "0.25",
+    "tts_capacity_wait_s": "7.5",
     "host": "0.0.0.0", "port": "9000", "log_level": "DEBUG", "log_format": "json",
 }  # fmt: skip
 

@@ -64,6 +64,10 @@ class AgentErrorCode(StrEnum):
     """No TTS session could be opened (even after the one retry); the text was delivered without audio."""
     TTS_FAILED = "tts_failed"
     """The TTS session was lost (after the one reconnect), or sentences could not be spoken."""
+    TTS_AT_CAPACITY = "tts_at_capacity"
+    """Speech is at capacity: the TTS service turned every session away as full (1013, try again later) for the
+    agent's whole wait (``TTS_CAPACITY_WAIT_S``); the text was delivered, the rest of the speech was not. Retry
+    in a little while."""
     MODEL_FAILED = "model_failed"
     INTERNAL = "internal_error"
 

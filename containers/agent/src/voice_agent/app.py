@@ -86,6 +86,7 @@ class VoiceAgentService:
             max_sentence_chars=config.max_sentence_chars,
             audio_chunk_bytes=config.audio_chunk_bytes,
             cancel_grace_s=config.cancel_grace_s,
+            tts_capacity_wait_s=config.tts_capacity_wait_s,
             model_label=config.model_label,
         )
 

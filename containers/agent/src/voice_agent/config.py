@@ -65,6 +65,7 @@ class AgentConfig:
     audio_chunk_bytes: int = DEFAULT_AUDIO_CHUNK_BYTES
     tts_connect_timeout_s: float = agent_defaults.TTS_CONNECT_TIMEOUT_S
     cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
+    tts_capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S
 
     def __post_init__(self) -> None:
         if self.transport is TransportKind.SAGEMAKER and not self.sagemaker_endpoint:
@@ -81,6 +82,8 @@ class AgentConfig:
             raise ConfigError(f"audio_chunk_bytes must hold at least one sample; got {self.audio_chunk_bytes}")
         if self.max_sentence_chars < 1 or self.tts_connect_timeout_s <= 0 or self.cancel_grace_s < 0:
             raise ConfigError("max_sentence_chars, tts_connect_timeout_s and cancel_grace_s must be positive")
+        if self.tts_capacity_wait_s < 0:
+            raise ConfigError(f"tts_capacity_wait_s must be 0 or more (0: no wait); got {self.tts_capacity_wait_s}")
 
     @property
     def model_label(self) -> str:
@@ -175,6 +178,12 @@ SETTINGS: tuple[Setting, ...] = (
         "cancel_grace_s",
         float,
         f"s a cancelled model may take to stop (default {agent_defaults.CANCEL_GRACE_S:g})",
+    ),
+    Setting(
+        "tts_capacity_wait_s",
+        float,
+        f"s a turn retries a full TTS service (1013) before tts_at_capacity (default "
+        f"{agent_defaults.TTS_CAPACITY_WAIT_S:g}; 0: no wait)",
     ),
 )
 """Every :class:`AgentConfig` field, as ``--field-name`` and ``VOICE_AGENT_FIELD_NAME``."""

@@ -27,11 +27,13 @@ class TtsConnectionClosed(VoiceAgentError):  # noqa: N818 - the name the transpo
     """The TTS stream ended: cleanly after ``close``, or dropped by the peer or the network.
 
     ``clean`` is True only when the server closed the stream normally (WebSocket code 1000 or the end of a
-    SageMaker response body)."""
+    SageMaker response body). ``busy`` is True when the server closed it as full (WebSocket code 1013, try again
+    later): a new session may be admitted after a wait, so the caller backs off instead of counting a failure."""
 
-    def __init__(self, message: str, *, clean: bool = False) -> None:
+    def __init__(self, message: str, *, clean: bool = False, busy: bool = False) -> None:
         super().__init__(message)
         self.clean = clean
+        self.busy = busy
 
 
 class TtsStreamError(VoiceAgentError):

@@ -7,6 +7,13 @@ moment it exists (it never waits for audio), :meth:`TtsLink.finish` when the rep
 the session is refused or drops before all of them ended, it opens a new session ONCE and sends those
 sentences again, in order (a sentence cut off mid-audio is spoken again from its start). A second failure
 raises :class:`TtsLinkError`.
+
+A session the service closes as full (``busy``: WebSocket 1013, try again later) is no failure and costs no
+reconnect: the link backs off with full jitter (:data:`relay_core.agent_defaults.TTS_CAPACITY_BACKOFF_S`) and opens
+a new session, again and again, for at most ``capacity_wait_s`` from the first refusal, holding no lock while it
+waits, so :meth:`TtsLink.speak` never blocks and the turn's text keeps flowing. Only then does it raise
+:class:`TtsLinkError` with ``tts_at_capacity``. Any frame from a session ends the wait (the next refusal starts a
+new one).
 """
 
 from __future__ import annotations
@@ -14,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import NoReturn
 
-from relay_core import limits
+from relay_core import agent_defaults, limits
 from relay_core.agent_events import AgentErrorCode
 from relay_core.errors import ProtocolError
 from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
@@ -93,6 +101,8 @@ class TtsLink:
         voice: str | None,
         speed: float,
         max_reconnects: int = 1,
+        capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S,
+        backoff_s: tuple[float, float] = agent_defaults.TTS_CAPACITY_BACKOFF_S,
     ) -> None:
         self._transport = transport
         self._prefix = request_prefix
@@ -115,6 +125,13 @@ class TtsLink:
         """Samples of audio delivered so far: where the next sample sits on the turn's audio timeline."""
         self._request_start: dict[str, int] = {}
         """Where each request's audio starts on the turn's timeline (set when the server starts it)."""
+        self._capacity_wait_s = capacity_wait_s
+        self._backoff_s = backoff_s
+        self._busy_since: float | None = None
+        """Loop time of the first refusal (1013) of the current wait for capacity; None: not waiting."""
+        self._busy_tries = 0
+        self.capacity_refusals = 0
+        """Sessions the service closed as full (1013) during this link's life (logs and tests)."""
 
     @property
     def is_open(self) -> bool:
@@ -189,6 +206,9 @@ class TtsLink:
                     return
                 if self._cancelled:
                     return
+                if exc.busy:
+                    await self._wait_for_capacity(conn, exc.message)
+                    continue
                 logger.warning("TTS session lost with %d sentence(s) unfinished: %s", len(self._unfinished), exc)
                 async with self._lock:
                     if self._conn is conn:
@@ -207,6 +227,7 @@ class TtsLink:
                 raise TtsLinkError(
                     AgentErrorCode.TTS_FAILED, f"the TTS server broke the session protocol: {exc.message}"
                 ) from exc
+            self._busy_since, self._busy_tries = None, 0  # a session that speaks: the service had room
             if timings is not None:
                 start = self._request_start.get(timings.request_id, self._samples)
                 yield LinkTimings(timings.request_id, timings.shifted(start / limits.SAMPLE_RATE))
@@ -244,6 +265,49 @@ class TtsLink:
             # The reader sees the same drop on its next receive and recovers; nothing is lost meanwhile
             # because the sentence stays in self._unfinished.
             logger.debug("TTS send after drop: %s", exc.message)
+
+    async def _wait_for_capacity(self, conn: TtsConnection, reason: str) -> None:
+        """The service closed ``conn`` as full: back off (full jitter), open a new session and resend every
+        unfinished sentence; repeat on each refusal until ``capacity_wait_s`` has passed since the first one, then
+        raise ``tts_at_capacity``. Sleeps without the lock: :meth:`speak` goes on queueing sentences meanwhile."""
+        loop = asyncio.get_running_loop()
+        async with self._lock:
+            if self._conn is not conn:
+                return
+            self._conn = None
+            await conn.aclose()
+        self.capacity_refusals += 1
+        if self._busy_since is None:
+            self._busy_since = loop.time()
+        waited = loop.time() - self._busy_since
+        if waited >= self._capacity_wait_s:
+            self._fail_at_capacity(reason)
+        base, cap = self._backoff_s
+        delay = random.uniform(0.0, min(cap, base * 2**self._busy_tries))  # jitter, not security
+        self._busy_tries += 1
+        logger.info("TTS at capacity (%s); trying a new session in %.2f s", reason, delay)
+        await asyncio.sleep(min(delay, self._capacity_wait_s - waited))
+        async with self._lock:
+            if self._cancelled:
+                return
+            try:
+                await self._connect()
+            except TtsUnavailableError as exc:
+                self._fail(f"{reason}; opening a new session failed: {exc.message}")
+            reopened = self._conn
+            assert reopened is not None
+            for request_id, text in self._unfinished.items():
+                await self._send_or_note_drop(reopened, self._client.synthesize(self._request(request_id, text)))
+            if self._finishing:
+                await self._send_or_note_drop(reopened, self._client.close())
+
+    def _fail_at_capacity(self, reason: str) -> NoReturn:
+        self._failure = TtsLinkError(
+            AgentErrorCode.TTS_AT_CAPACITY,
+            f"speech is at capacity: the TTS service turned every session away as full for "
+            f"{self._capacity_wait_s:g} s ({reason}); the text is complete: try again in a little while",
+        )
+        raise self._failure
 
     async def _recover(self, *, reason: str) -> None:
         """Reconnect once and resend every unfinished sentence; else record and raise the failure."""

@@ -92,6 +92,8 @@ class TurnSettings:
     max_sentence_chars: int = agent_defaults.MAX_SENTENCE_CHARS
     audio_chunk_bytes: int = agent_defaults.AUDIO_CHUNK_BYTES
     cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
+    tts_capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S
+    """How long a turn retries a TTS service that turns sessions away as full (1013) before ``tts_at_capacity``."""
     model_label: str = ""
     event_queue: int = agent_defaults.TURN_EVENT_QUEUE
     sentence_queue: int = agent_defaults.TURN_SENTENCE_QUEUE
@@ -124,7 +126,13 @@ class Turn:
         """The reply as kept in history after a barge-in cut it (None: not cut)."""
         self.settings = settings
         self._text = text
-        self._link = TtsLink(transport, request_prefix=request.request_id, voice=request.voice, speed=request.speed)
+        self._link = TtsLink(
+            transport,
+            request_prefix=request.request_id,
+            voice=request.voice,
+            speed=request.speed,
+            capacity_wait_s=settings.tts_capacity_wait_s,
+        )
         self.machine = AgentTurn(
             request_id=request.request_id,
             session_id=request.session_id,

@@ -1,7 +1,8 @@
 """The ``ws`` transport: a TTS session over a plain WebSocket (the container on localhost, or any host running it).
 
 Frames go out as text (the container accepts text and binary alike); control messages come back as text and
-PCM as binary frames. A close with code 1000 ends the stream cleanly; anything else is a drop.
+PCM as binary frames. A close with code 1000 ends the stream cleanly; 1013 (try again later: the container's
+admission is full) is a drop marked ``busy``; anything else is a drop.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
 
 logger = logging.getLogger(__name__)
 
+TRY_AGAIN_LATER = 1013
+"""The close code of a TTS container whose sessions are all taken (its admission limit)."""
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """Largest server frame accepted; the container sends one synthesized segment (seconds of PCM) per frame."""
 
@@ -35,6 +38,7 @@ class WsConnection:
             raise TtsConnectionClosed(
                 f"the TTS session at {self._url} is closed (code {_code(exc)}); open a new one",
                 clean=isinstance(exc, ConnectionClosedOK),
+                busy=_code(exc) == TRY_AGAIN_LATER,
             ) from exc
 
     async def receive(self) -> str | bytes:
@@ -43,6 +47,12 @@ class WsConnection:
         except ConnectionClosedOK as exc:
             raise TtsConnectionClosed(f"the TTS session at {self._url} ended (code {_code(exc)})", clean=True) from exc
         except ConnectionClosed as exc:
+            if _code(exc) == TRY_AGAIN_LATER:
+                raise TtsConnectionClosed(
+                    f"the TTS service at {self._url} is at capacity (it closed the session with 1013, try again "
+                    f"later: {exc.rcvd.reason if exc.rcvd else ''!s})",
+                    busy=True,
+                ) from exc
             raise TtsConnectionClosed(
                 f"the TTS session at {self._url} dropped (code {_code(exc)}); the server or network went away",
             ) from exc
@@ -82,4 +92,4 @@ class WsTransport:
         return WsConnection(websocket, self.url)
 
 
-__all__ = ["MAX_FRAME_BYTES", "WsConnection", "WsTransport"]
+__all__ = ["MAX_FRAME_BYTES", "TRY_AGAIN_LATER", "WsConnection", "WsTransport"]
