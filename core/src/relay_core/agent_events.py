@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from relay_core import limits
-from relay_core.errors import InvalidFieldError, ProtocolError, UnknownMessageTypeError
+from relay_core.errors import InvalidFieldError, UnknownActionError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
 from relay_core.word_timings import (
     PLAYED_MS_FIELD,
@@ -260,12 +260,6 @@ def parse_cancel(obj: JsonObject) -> AgentCancel:
         request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None,
         played_ms=parse_played_ms(obj),
     )
-
-
-class UnknownActionError(ProtocolError):
-    """An ``/invocations`` body whose ``action`` the agent does not know."""
-
-    code = AgentErrorCode.UNKNOWN_ACTION.value
 
 
 def parse_request(data: str | bytes | JsonObject) -> AgentPayload | AgentCancel:
