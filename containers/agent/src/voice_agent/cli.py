@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping
 
 from relay_core import agent_defaults
+from relay_core.cli_usage import UsageParser
 from voice_agent.config import SETTINGS, AgentConfig, Setting
 from voice_agent.errors import ConfigError
 from voice_agent.logs import LogFormat, configure_logging
@@ -40,9 +41,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="voice-agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = UsageParser(prog="voice-agent", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {importlib.metadata.version('voice-agent')}")
     for setting in (*SERVER_SETTINGS, *SETTINGS):
         parser.add_argument(
