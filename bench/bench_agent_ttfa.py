@@ -35,11 +35,11 @@ from relay_core import limits
 from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
 from relay_core.segmenter import SentenceSegmenter
 from relay_local.agent_client import collect_turn
+from relay_local.bedrock.models import tokenize
 from relay_local.servers import BackgroundServer
 from relay_local.stack import VoiceStack
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig, ModelKind
-from voice_agent.models.speak import tokenize
 
 REPLY = REFERENCE_TEXT
 """The speak model's reply (it echoes the prompt): the reference text of every TTFA benchmark."""

@@ -125,6 +125,11 @@ class ModelRegistry:
             self._models[model_id] = loaded
             return loaded
 
+    def add(self, model: TextModel) -> None:
+        """Serve ``model`` under its id (e.g. a model already loaded in this process)."""
+        with self._lock:
+            self._models[model.model_id] = model
+
     def preload(self, model_id: str) -> TextModel:
         """Load ``model_id`` now (``relay up --model smollm2`` does, so the first turn is not the one that waits)."""
         return self.get(model_id)
