@@ -14,7 +14,9 @@ The relay (one Lambda invocation per turn) streams the agent's events; the ``can
 - ``state``: ``running`` (streaming), ``ended`` (the agent finished; the relay lingers for a detached client
   to resume), ``closed`` (the relay has exited: nothing can be resumed). ``outcome`` says how it ended.
 
-Items carry ``expires_at`` (TTL) a day after creation.
+Items carry ``expires_at`` (TTL) a day after creation. Which write is allowed from which state, and on which
+condition, is :data:`relay_core.turn_record.TRANSITIONS`; every condition written here is generated from it
+(:func:`relay_core.turn_record.condition`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from relay_core.errors import ResumeExpiredError, UnknownTurnError
+from relay_core.turn_record import RecordWrite, TurnState, condition, state_values
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import is_conditional_failure
 
@@ -33,12 +36,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 TURN_TTL_S = 24 * 3600
-
-
-class TurnState(StrEnum):
-    RUNNING = "running"
-    ENDED = "ended"
-    CLOSED = "closed"
 
 
 class TurnOutcome(StrEnum):
@@ -92,7 +89,7 @@ class TurnStore:
             "updated_at": {"N": _num(now)},
             "expires_at": {"N": str(int(now) + TURN_TTL_S)},
         }
-        self._db.put_item(TableName=self._table, Item=item, ConditionExpression="attribute_not_exists(pk)")
+        self._db.put_item(TableName=self._table, Item=item, ConditionExpression=condition(RecordWrite.CREATE))
         return _turn(item)
 
     def get(self, turn_id: str) -> Turn | None:
@@ -104,24 +101,20 @@ class TurnStore:
         """Flag a running turn of ``user_id`` for cancellation, recording ``played_ms`` when given (a later cancel
         with it replaces an earlier one's); False if there is no such turn still streaming (state ``running``)."""
         update = "SET cancel_requested = :true, updated_at = :now"
-        values: dict[str, Any] = {
-            ":true": {"BOOL": True},
-            ":u": {"S": user_id},
-            ":running": {"S": TurnState.RUNNING.value},
-        }
+        values: dict[str, Any] = {":true": {"BOOL": True}, ":u": {"S": user_id}}
         if played_ms is not None:
             update += ", played_ms = :played"
             values[":played"] = {"N": str(played_ms)}
-        return self._update(turn_id, update, "user_id = :u AND #state = :running", values)
+        return self._update(turn_id, RecordWrite.REQUEST_CANCEL, update, values)
 
     def mark_detached(self, turn_id: str, *, connection_id: str) -> bool:
         """Record that the turn's client connection went away (if the turn still uses it and is not already
         detached). The time is the first detection's."""
         return self._update(
             turn_id,
+            RecordWrite.MARK_DETACHED,
             "SET detached_at = :now, updated_at = :now",
-            "connection_id = :c AND attribute_not_exists(detached_at) AND #state <> :closed",
-            {":c": {"S": connection_id}, ":closed": {"S": TurnState.CLOSED.value}},
+            {":c": {"S": connection_id}},
         )
 
     def resume(self, turn_id: str, *, user_id: str, connection_id: str, after_seq: int, window_s: float) -> Turn:
@@ -131,15 +124,14 @@ class TurnStore:
         now = self._clock.now()
         ok = self._update(
             turn_id,
+            RecordWrite.RESUME,
             "SET connection_id = :c, resume_after_seq = :a, resume_count = resume_count + :one, updated_at = :now "
             "REMOVE detached_at",
-            "user_id = :u AND #state <> :closed AND (attribute_not_exists(detached_at) OR detached_at >= :cutoff)",
             {
                 ":c": {"S": connection_id},
                 ":a": {"N": str(after_seq)},
                 ":one": {"N": "1"},
                 ":u": {"S": user_id},
-                ":closed": {"S": TurnState.CLOSED.value},
                 ":cutoff": {"N": _num(now - window_s)},
             },
         )
@@ -155,40 +147,37 @@ class TurnStore:
     def claim_relay(self, turn_id: str) -> bool:
         """Mark the turn as taken by a relay; False if a relay already took it (Lambda may deliver an asynchronous
         invocation more than once: the duplicate must not run the turn again) or the turn is closed/unknown."""
-        return self._update(
-            turn_id,
-            "SET relay_started_at = :now, updated_at = :now",
-            "attribute_not_exists(relay_started_at) AND #state <> :closed",
-            {":closed": {"S": TurnState.CLOSED.value}},
-        )
+        return self._update(turn_id, RecordWrite.CLAIM_RELAY, "SET relay_started_at = :now, updated_at = :now", {})
 
     def end(self, turn_id: str, *, outcome: TurnOutcome) -> None:
         """The agent's stream is over; the relay may still linger for a detached client."""
         self._update(
             turn_id,
+            RecordWrite.END,
             "SET #state = :ended, outcome = :o, updated_at = :now",
-            "attribute_exists(pk)",
-            {":ended": {"S": TurnState.ENDED.value}, ":o": {"S": outcome.value}},
+            {":o": {"S": outcome.value}},
         )
 
     def close(self, turn_id: str, *, seen_resume_count: int, outcome: TurnOutcome | None = None) -> bool:
         """The relay exits: nothing is resumable any more. False (and nothing written) when a resume arrived
         after the relay last looked (``resume_count`` moved): the relay must serve it first."""
-        values: dict[str, Any] = {":closed": {"S": TurnState.CLOSED.value}, ":seen": {"N": str(seen_resume_count)}}
+        values: dict[str, Any] = {":seen": {"N": str(seen_resume_count)}}
         update = "SET #state = :closed, updated_at = :now"
         if outcome is not None:
             update += ", outcome = :o"
             values[":o"] = {"S": outcome.value}
-        return self._update(turn_id, update, "resume_count = :seen", values)
+        return self._update(turn_id, RecordWrite.CLOSE, update, values)
 
-    def _update(self, turn_id: str, update: str, condition: str, values: dict[str, Any]) -> bool:
-        values = {**values, ":now": {"N": _num(self._clock.now())}}
-        names = {"#state": "state"} if "#state" in update or "#state" in condition else None
+    def _update(self, turn_id: str, write: RecordWrite, update: str, values: dict[str, Any]) -> bool:
+        """One conditional write of the table's ``write``; False when its condition does not hold."""
+        check = condition(write)
+        values = {**values, **state_values(write), ":now": {"N": _num(self._clock.now())}}
+        names = {"#state": "state"} if "#state" in update or "#state" in check else None
         kwargs: dict[str, Any] = {
             "TableName": self._table,
             "Key": {"pk": {"S": turn_id}},
             "UpdateExpression": update,
-            "ConditionExpression": f"attribute_exists(pk) AND ({condition})",
+            "ConditionExpression": check,
             "ExpressionAttributeValues": values,
         }
         if names:
@@ -223,3 +212,6 @@ def _turn(item: dict[str, Any]) -> Turn:
 
 def _num(value: float) -> str:
     return f"{value:.3f}"
+
+
+__all__ = ["TURN_TTL_S", "Turn", "TurnOutcome", "TurnState", "TurnStore"]
