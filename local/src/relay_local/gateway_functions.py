@@ -11,16 +11,17 @@ import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
-from relay_local.gateway.events import CONNECT_ROUTE, DEFAULT_ROUTE, DISCONNECT_ROUTE
+from relay_functions import manifest
 from relay_local.gateway.websocket_api import Handler, RouteHandlers
 
-FUNCTION_NAME_PREFIX = "kokoro-relay-"
-HANDLER_PACKAGE = "relay_functions.gateway"
+FUNCTION_NAME_PREFIX = manifest.FUNCTION_NAME_PREFIX
+HANDLER_PACKAGE = manifest.HANDLER_PACKAGE
 
 
 @dataclass(frozen=True)
 class GatewayFunctions:
-    """One handler per function of the gateway (field name = module name in ``relay_functions.gateway``)."""
+    """One handler per function of the gateway (field name = module name in ``relay_functions.gateway``; the
+    fields are :data:`relay_functions.manifest.FUNCTIONS`' names, a test keeps them equal)."""
 
     authorizer: Handler
     connect: Handler
@@ -39,11 +40,11 @@ class GatewayFunctions:
         """Function name → handler, for the Lambda Invoke endpoint."""
         return {name: getattr(self, field) for field, name in self.function_names().items()}
 
-    def route_handlers(self, route_keys: Mapping[str, str]) -> RouteHandlers:
-        """The WebSocket API's wiring; ``route_keys`` maps an action (``sendMessage``) to a field (``send_message``)."""
+    def route_handlers(self, route_keys: Mapping[str, str] | None = None) -> RouteHandlers:
+        """The WebSocket API's wiring: every route of the manifest; ``route_keys`` (action → field) overrides."""
         names = self.function_names()
-        lifecycle = {CONNECT_ROUTE: "connect", DISCONNECT_ROUTE: "disconnect", DEFAULT_ROUTE: "default"}
-        wiring = {**lifecycle, **route_keys}
+        wiring = {route: function.name for route, function in manifest.routes().items()}
+        wiring.update(route_keys or {})
         return RouteHandlers(
             authorizer=self.authorizer,
             routes={route: getattr(self, field) for route, field in wiring.items()},
@@ -74,7 +75,7 @@ def reset_function_state() -> None:
 def load_gateway_functions() -> GatewayFunctions:
     """Import the real handlers: ``relay_functions.gateway.<name>.handler`` for every function."""
     handlers: dict[str, Handler] = {}
-    for f in fields(GatewayFunctions):
+    for f in manifest.FUNCTIONS:
         module_name = f"{HANDLER_PACKAGE}.{f.name}"
         try:
             module = importlib.import_module(module_name)

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import Any
 
 from relay_core import limits
-from relay_core.client_messages import ClientAction
+from relay_functions import manifest
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.bedrock.runtime import BedrockRuntime
 from relay_local.gateway.agentcore_dataplane import AgentCoreDataPlane
@@ -57,12 +57,8 @@ WEB_USER = "web-user"
 REPO_WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 """``web/`` of a source checkout (the stack serves it when it exists)."""
 
-ROUTE_FIELDS: Mapping[str, str] = {
-    ClientAction.SEND_MESSAGE: "send_message",
-    ClientAction.CANCEL: "cancel",
-    ClientAction.RESUME: "resume",
-}
-"""Client action (route key) → the gateway function serving it."""
+ROUTE_FIELDS: Mapping[str, str] = manifest.action_routes()
+"""Client action (route key) → the gateway function serving it (from ``relay_functions.manifest``)."""
 
 Progress = Callable[[str], None]
 
