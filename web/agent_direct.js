@@ -4,8 +4,8 @@
 // gateway mode (client_session.js ClientEvent).
 
 import { SseDecoder } from "./sse.js";
-import { PcmAssembler, base64ToBytes } from "./pcm.js";
-import { parseWords, playedMsField } from "./client_session.js";
+import { PcmAssembler, base64ToBytes } from "./client/pcm.js";
+import { parseWords, playedMsField } from "./client/session.js";
 
 /** The header that names an AgentCore conversation (relay_core.agent_events.AGENTCORE_SESSION_HEADER). */
 export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
@@ -30,7 +30,7 @@ export class AgentEventMapper {
 
   /**
    * @param {Record<string, any>} event one agent event
-   * @returns {import("./client_session.js").ClientEvent[]}
+   * @returns {import("./client/session.js").ClientEvent[]}
    */
   map(event) {
     const turnId = String(event.request_id ?? "");
@@ -83,7 +83,7 @@ export class AgentEventMapper {
  * @param {string} outcome
  * @param {string | null} code
  * @param {string | null} message
- * @returns {import("./client_session.js").ClientEvent}
+ * @returns {import("./client/session.js").ClientEvent}
  */
 function ended(turnId, outcome, code, message) {
   return { type: "turn_ended", turnId, outcome, code, message };
@@ -94,7 +94,7 @@ function ended(turnId, outcome, code, message) {
  */
 export class AgentDirectClient {
   /**
-   * @param {{endpoint: string, onEvent: (event: import("./client_session.js").ClientEvent) => void,
+   * @param {{endpoint: string, onEvent: (event: import("./client/session.js").ClientEvent) => void,
    *          fetchImpl?: typeof fetch}} options
    */
   constructor(options) {

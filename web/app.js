@@ -1,21 +1,23 @@
-// The page: wires the form, the transports (gateway WebSocket or the agent's SSE directly), the player and
-// the views. Protocol logic lives in client_session.js / agent_direct.js, audio in player.js.
+// The page: a conversation with the agent. Each turn is a pair of bubbles stacked in order; the composer stays
+// pinned at the bottom and the options fold away. The gateway route uses @kokoro-relay/client (./client/, the
+// package in clients/js): connect(), send() → a Turn whose events fill the bubble while its audio goes to the Web
+// Audio sink. The agent-direct route (local mode) reads the agent's SSE stream (agent_direct.js).
 //
-// Captions: with the "captions" box ticked the turn asks for word timings, and each word of the reply is
-// highlighted when the player's clock (the audio schedule, not the wall clock) reaches its start_s.
+// Phone behaviour: audio is unlocked on the first tap anywhere (mobile browsers keep an AudioContext suspended
+// until a gesture), the screen is kept on while a reply plays (wake_lock.js), and when the page comes back (shown
+// again, resumed from a freeze, back online) the client reconnects and resumes at once. sw.js caches the app shell.
 //
-// Test hooks (used by tests/web/test_web_*.py): window.relayApp (ready promise, config, metrics: the Turn,
-// captions included),
-// window.relayPlayer (the PcmPlayer: schedule record and samples), window.relayClient (the GatewayClient:
-// dropConnection(), sent messages, the ClientSession).
+// The newest turn's elements carry the ids #reply, #turn-status, #ttfb, #ttfa and #audio-seconds.
+//
+// Test hooks (tests/web/test_web_*.py): window.relayApp (ready promise, config, metrics: the Turn on screen,
+// captions included; audio and wake-lock state), window.relayPlayer (the WebAudioSink: schedule record and
+// samples), window.relayClient (the RelayClient: dropConnection(), stats, connection.sent).
 
 import { AgentDirectClient } from "./agent_direct.js";
 import { CaptionTrack, alignToReply } from "./captions.js";
-import { ClientSession, newTurnId } from "./client_session.js";
-import { GatewayClient } from "./gateway.js";
-import { firstAudibleIndex } from "./pcm.js";
-import { PcmPlayer } from "./player.js";
+import { WebAudioSink, connect, firstAudibleIndex, newTurnId } from "./client/index.js";
 import { WordStream } from "./transcript.js";
+import { ScreenWakeLock } from "./wake_lock.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -31,11 +33,10 @@ const ui = {
   who: $("who"),
   connection: $("connection"),
   connectionText: $("connection-text"),
-  ttfb: $("ttfb"),
-  ttfa: $("ttfa"),
-  audioSeconds: $("audio-seconds"),
-  turnStatus: $("turn-status"),
-  reply: $("reply"),
+  conversation: $("conversation"),
+  turns: $("turns"),
+  empty: $("empty"),
+  template: /** @type {HTMLTemplateElement} */ ($("turn-template")),
   notice: $("notice"),
 };
 
@@ -46,6 +47,8 @@ const STATE_LABELS = {
   reconnecting: "Reconnecting…",
   closed: "Disconnected",
 };
+
+const CURRENT_IDS = /** @type {const} */ (["reply", "turn-status", "ttfb", "ttfa", "audio-seconds"]);
 
 /**
  * The page's configuration: /config.json as the local stack serves it ({gateway_url, token, agent_url}),
@@ -64,8 +67,25 @@ async function loadConfig() {
   return {
     gatewayUrl: params.get("gateway") ?? config.gateway_url ?? "",
     token: params.get("token") ?? config.token ?? "",
+    tokenFromQuery: params.has("token"),
     agentEndpoint: params.get("agent") ?? (config.agent_url ? `${config.agent_url}/invocations` : "agent/invocations"),
   };
+}
+
+/**
+ * A token for a (re)connect: the local stack's /config.json mints a fresh dev token per request, which is this
+ * page's "refresh"; a token given in the query string is all there is.
+ * @param {Awaited<ReturnType<typeof loadConfig>>} config
+ */
+async function freshToken(config) {
+  if (!config.tokenFromQuery) {
+    const response = await fetch("config.json", { cache: "no-store" });
+    if (response.ok) {
+      const body = await response.json();
+      if (typeof body.token === "string" && body.token !== "") config.token = body.token;
+    }
+  }
+  return config.token;
 }
 
 /**
@@ -93,19 +113,19 @@ class Captions {
     this.current = -1;
     /** every rendered reply word up to this index has been spoken */
     this.spokenThrough = -1;
-    /** @type {{index: number, at: number}[]} each timed word as it got highlighted, with the player's clock then
-     * (seconds of the turn's audio played): the test hook that shows captions following playback */
+    /** @type {{index: number, at: number}[]} each timed word as it got highlighted, with the player's clock then */
     this.log = [];
   }
 }
 
-class Turn {
+class TurnView {
   /**
-   * The turn on screen; metrics in ms since Send (performance.now clock).
+   * One turn on screen (its two bubbles) and its metrics in ms since Send (performance.now clock).
    * @param {string} id
+   * @param {string} prompt
    * @param {boolean} timings whether the turn asked for word timings (captions)
    */
-  constructor(id, timings = false) {
+  constructor(id, prompt, timings) {
     this.id = id;
     this.sentAt = performance.now();
     /** @type {number | null} */
@@ -113,24 +133,44 @@ class Turn {
     /** @type {number | null} */
     this.firstAudibleMs = null;
     this.samples = 0;
-    /** @type {string} */
     this.status = "sending";
     this.words = new WordStream();
     /** @type {Captions | null} */
     this.captions = timings ? new Captions() : null;
     /** @type {number | null} the played_ms the Stop button's cancel carried */
     this.cancelPlayedMs = null;
+    /** @type {import("./client/client.js").Turn | null} the library's turn (gateway route) */
+    this.turn = null;
+    const fragment = /** @type {DocumentFragment} */ (ui.template.content.cloneNode(true));
+    this.element = /** @type {HTMLElement} */ (fragment.firstElementChild);
+    /** @param {string} name */
+    const part = (name) => /** @type {HTMLElement} */ (this.element.querySelector(`.${name}`));
+    part("user").textContent = prompt;
+    this.reply = part("transcript");
+    this.statusEl = part("turn-status");
+    this.ttfb = part("ttfb");
+    this.ttfa = part("ttfa");
+    this.audioSeconds = part("audio-seconds");
+    for (const id of CURRENT_IDS) document.getElementById(id)?.removeAttribute("id");
+    this.reply.id = "reply";
+    this.statusEl.id = "turn-status";
+    this.ttfb.id = "ttfb";
+    this.ttfa.id = "ttfa";
+    this.audioSeconds.id = "audio-seconds";
+    ui.empty.hidden = true;
+    ui.turns.append(this.element);
   }
 }
 
-const player = new PcmPlayer();
-const session = new ClientSession();
-/** @type {Turn | null} */
+const player = new WebAudioSink();
+const wakeLock = new ScreenWakeLock();
+/** @type {TurnView | null} */
 let turn = null;
-/** @type {GatewayClient | null} */
-let gateway = null;
+/** @type {import("./client/client.js").RelayClient | null} */
+let client = null;
 /** @type {AgentDirectClient | null} */
 let direct = null;
+let audioUnlocked = false;
 
 function route() {
   const checked = /** @type {HTMLInputElement | null} */ (document.querySelector('input[name="route"]:checked'));
@@ -156,23 +196,31 @@ function showNotice(text) {
 /** @param {number | null} ms */
 const fmtMs = (ms) => (ms === null ? "–" : `${Math.round(ms)} ms`);
 
-function renderMetrics() {
-  if (turn === null) return;
-  ui.ttfb.textContent = fmtMs(turn.firstByteMs);
-  ui.ttfa.textContent = fmtMs(turn.firstAudibleMs);
-  ui.audioSeconds.textContent = `${(turn.samples / player.sampleRate).toFixed(2)} s`;
-  ui.turnStatus.textContent = turn.status;
-  ui.turnStatus.dataset.status = turn.status;
+/** @param {TurnView} view */
+function renderMetrics(view) {
+  view.ttfb.textContent = fmtMs(view.firstByteMs);
+  view.ttfa.textContent = fmtMs(view.firstAudibleMs);
+  view.audioSeconds.textContent = `${(view.samples / player.sampleRate).toFixed(2)} s`;
+  view.statusEl.textContent = view.status;
+  view.statusEl.dataset.status = view.status;
 }
 
-/** @param {string} delta */
-function appendText(delta) {
-  if (turn === null) return;
-  for (const op of turn.words.push(delta)) {
+/** Keep the newest text in sight while it streams, unless the reader scrolled up. */
+function followConversation() {
+  const c = ui.conversation;
+  if (c.scrollHeight - c.scrollTop - c.clientHeight < 160) c.scrollTop = c.scrollHeight;
+}
+
+/**
+ * @param {TurnView} view
+ * @param {string} delta
+ */
+function appendText(view, delta) {
+  for (const op of view.words.push(delta)) {
     if (op.kind === "space") {
-      ui.reply.append(op.text);
+      view.reply.append(op.text);
     } else if (op.extend) {
-      const last = ui.reply.querySelector(`.word[data-index="${op.index}"]`);
+      const last = view.reply.querySelector(`.word[data-index="${op.index}"]`);
       if (last !== null) last.textContent += op.text;
     } else {
       const span = document.createElement("span");
@@ -180,44 +228,55 @@ function appendText(delta) {
       span.dataset.index = String(op.index);
       span.dataset.char = String(op.charOffset);
       span.textContent = op.text;
-      ui.reply.append(span);
+      view.reply.append(span);
     }
   }
+  followConversation();
 }
 
-/** @param {Int16Array} samples */
-function playAudio(samples) {
-  if (turn === null) return;
+/**
+ * Audio metrics for samples the sink has just scheduled (the gateway route: the library wrote them to the sink).
+ * @param {TurnView} view
+ * @param {Int16Array} samples
+ * @param {number | null} start the context time the sink scheduled them at (null: dropped after a stop)
+ */
+function noteAudio(view, samples, start) {
   const now = performance.now();
-  if (turn.firstByteMs === null) turn.firstByteMs = now - turn.sentAt;
-  const start = player.enqueue(samples);
-  if (turn.firstAudibleMs === null && start !== null && player.context !== null) {
+  if (view.firstByteMs === null) view.firstByteMs = now - view.sentAt;
+  if (view.firstAudibleMs === null && start !== null && player.context !== null) {
     const index = firstAudibleIndex(samples);
     if (index >= 0) {
-      // When the sample will be heard: its place in the schedule, in the page's clock.
       const playsIn = start + index / player.sampleRate - player.context.currentTime;
-      turn.firstAudibleMs = now + Math.max(0, playsIn) * 1000 - turn.sentAt;
+      view.firstAudibleMs = now + Math.max(0, playsIn) * 1000 - view.sentAt;
     }
   }
-  turn.samples += samples.length;
+  view.samples += samples.length;
+  wakeLock.hold();
 }
 
-/** @param {import("./client_session.js").WordTiming[]} words */
-function addCaptions(words) {
-  if (turn === null || turn.captions === null) return;
-  const c = turn.captions;
+/**
+ * @param {TurnView} view
+ * @param {import("./client/session.js").WordTiming[]} words
+ */
+function addCaptions(view, words) {
+  if (view.captions === null) return;
+  const c = view.captions;
   c.track.add(words);
-  const aligned = alignToReply(words, turn.words.words(), c.next);
+  const aligned = alignToReply(words, view.words.words(), c.next);
   c.spans.push(...aligned.spans);
   c.next = aligned.next;
   followPlayback();
 }
 
-/** @param {number} index a rendered reply word */
-const replyWord = (index) => ui.reply.querySelector(`.word[data-index="${index}"]`);
-
-/** Highlight the word the player's clock is in (or last passed), and mark every word before it spoken. */
-function showCaptionAt(/** @type {Captions} */ c, /** @type {number} */ seconds) {
+/**
+ * Highlight the word the player's clock is in (or last passed), and mark every word before it spoken.
+ * @param {TurnView} view
+ * @param {Captions} c
+ * @param {number} seconds
+ */
+function showCaptionAt(view, c, seconds) {
+  /** @param {number} index a rendered reply word */
+  const replyWord = (index) => view.reply.querySelector(`.word[data-index="${index}"]`);
   const index = c.track.highlightAt(seconds);
   if (index === c.current) return;
   if (c.current >= 0) {
@@ -241,15 +300,16 @@ function followPlayback() {
   if (following) return;
   following = true;
   const step = () => {
-    const c = turn?.captions ?? null;
-    if (turn === null || c === null) {
+    const view = turn;
+    const c = view?.captions ?? null;
+    if (view === null || c === null) {
       following = false;
       return;
     }
-    showCaptionAt(c, player.playedSeconds());
-    const ended = !["sending", "streaming", "cancelling"].includes(turn.status);
+    showCaptionAt(view, c, player.playedSeconds());
+    const ended = !["sending", "streaming", "cancelling"].includes(view.status);
     if (ended && (player.stopped || !player.playing)) {
-      showCaptionAt(c, player.playedSeconds());
+      showCaptionAt(view, c, player.playedSeconds());
       following = false;
       return;
     }
@@ -259,75 +319,113 @@ function followPlayback() {
 }
 
 /**
- * Send while no turn runs; Stop while a turn runs or its audio still plays (a reply is spoken slower than it is
- * made: stopping it after its end still tells the agent what the listener heard).
+ * Send while no turn runs; Stop while a turn runs or its audio still plays (stopping a reply after its end still
+ * tells the agent what the listener heard).
  * @param {boolean} running
  */
 function setRunning(running) {
   ui.send.disabled = running;
   ui.stop.disabled = !running && !player.playing;
-  if (!running && player.playing) disableStopWhenSilent();
+  if (!running) afterPlayback();
 }
 
-/** Disable Stop once the ended turn's audio has played out (unless a new turn runs by then). */
-function disableStopWhenSilent() {
+/** Once the ended turn's audio has played out: disable Stop and let the screen sleep (unless a new turn runs). */
+function afterPlayback() {
   const step = () => {
-    if (!ui.send.disabled && !player.playing) ui.stop.disabled = true;
-    else if (!ui.send.disabled) requestAnimationFrame(step);
+    if (ui.send.disabled) return; // a new turn took over
+    if (!player.playing) {
+      ui.stop.disabled = true;
+      wakeLock.release();
+    } else requestAnimationFrame(step);
   };
   requestAnimationFrame(step);
 }
 
-/** @param {import("./client_session.js").ClientEvent} event */
-function onEvent(event) {
-  if (turn === null) return;
-  if ("turnId" in event && event.turnId !== null && event.turnId !== turn.id) return; // an older turn
+/**
+ * The end of a turn, whichever route it came by.
+ * @param {TurnView} view
+ * @param {string} outcome
+ * @param {string | null} code
+ * @param {string | null} message
+ */
+function endTurn(view, outcome, code, message) {
+  view.status = outcome;
+  if (outcome !== "completed") player.stop();
+  if (view === turn) setRunning(false);
+  if (code !== null) showNotice(`${message} (${code})`);
+  renderMetrics(view);
+}
+
+/**
+ * Direct (SSE) mode's events, in the session's shape (agent_direct.js maps the agent's events to them).
+ * @param {import("./client/session.js").ClientEvent} event
+ */
+function onDirectEvent(event) {
+  const view = turn;
+  if (view === null) return;
   switch (event.type) {
-    case "accepted":
     case "turn_started":
-      if (turn.status === "sending") turn.status = "streaming";
+      if (view.status === "sending") view.status = "streaming";
       break;
     case "text_received":
-      appendText(event.text);
+      appendText(view, event.text);
       break;
     case "audio_received":
-      playAudio(event.samples);
+      noteAudio(view, event.samples, player.enqueue(event.samples));
       break;
     case "words_received":
-      addCaptions(event.words);
+      addCaptions(view, event.words);
       break;
     case "turn_ended":
-      turn.status = event.outcome;
-      if (event.outcome !== "completed") player.stop();
-      setRunning(false);
-      if (event.code !== null) showNotice(`${event.message} (${event.code})`);
-      break;
-    case "rejected":
-      showNotice(`${event.message} (${event.code})`);
-      break;
-    case "protocol_error":
-      console.warn("relay:", event.message);
-      break;
+      endTurn(view, event.outcome, event.code, event.message);
+      return;
     default:
       break;
   }
-  renderMetrics();
+  renderMetrics(view);
 }
 
 /** @param {Awaited<ReturnType<typeof loadConfig>>} config */
-function ensureGateway(config) {
-  if (gateway !== null) return gateway;
+function ensureClient(config) {
+  if (client !== null) return client;
   if (!config.gatewayUrl) throw new Error("no gateway URL: serve config.json or add ?gateway=wss://...");
-  gateway = new GatewayClient({
-    url: config.gatewayUrl,
-    token: config.token,
-    session,
-    onEvent,
-    onState: showConnection,
+  client = connect({ url: config.gatewayUrl, getToken: () => freshToken(config) });
+  client.on("state", ({ state, detail }) => showConnection(state, detail));
+  client.on("rejected", ({ code, message }) => showNotice(`${message} (${code})`));
+  client.on("protocolError", ({ message }) => console.warn("relay:", message));
+  client.on("event", (event) => {
+    if (turn !== null && event.type === "accepted" && event.turnId === turn.id && turn.status === "sending") {
+      turn.status = "streaming";
+      renderMetrics(turn);
+    }
   });
-  Object.assign(window, { relayClient: gateway });
-  gateway.connect();
-  return gateway;
+  Object.assign(window, { relayClient: client, relaySession: client.session });
+  return client;
+}
+
+/**
+ * Follow a library turn on screen.
+ * @param {TurnView} view
+ * @param {import("./client/client.js").Turn} relayTurn
+ */
+function bindTurn(view, relayTurn) {
+  view.turn = relayTurn;
+  const streaming = () => {
+    if (view.status === "sending") view.status = "streaming";
+  };
+  relayTurn.on("text", ({ text }) => {
+    streaming();
+    appendText(view, text);
+    renderMetrics(view);
+  });
+  relayTurn.on("audio", ({ samples }) => {
+    streaming();
+    const last = player.scheduled.at(-1);
+    noteAudio(view, samples, player.stopped || last === undefined ? null : last.start);
+    renderMetrics(view);
+  });
+  relayTurn.on("words", ({ words }) => addCaptions(view, words));
+  relayTurn.on("end", ({ outcome, code, message }) => endTurn(view, outcome, code, message));
 }
 
 /** @param {Awaited<ReturnType<typeof loadConfig>>} config */
@@ -339,43 +437,70 @@ function startTurn(config) {
     return;
   }
   showNotice(null);
-  player.ensureContext(); // inside the click: the browser lets the context play
+  unlockAudio(); // inside the tap: the browser lets the context play
   player.begin();
-  ui.reply.replaceChildren();
   const options = {
     prompt,
-    mode: ui.mode.value,
+    mode: /** @type {"bidi" | "batch"} */ (ui.mode.value === "batch" ? "batch" : "bidi"),
     voice: ui.voice.value.trim() || null,
     turnId: newTurnId(),
     timings: ui.captions.checked,
   };
-  turn = new Turn(options.turnId, options.timings);
+  const view = new TurnView(options.turnId, prompt, options.timings);
+  turn = view;
+  ui.prompt.value = "";
   setRunning(true);
-  renderMetrics();
+  renderMetrics(view);
+  followConversation();
+  wakeLock.hold();
   if (route() === "direct") {
-    direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent });
-    direct.run(options).finally(() => setRunning(false));
+    direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent: onDirectEvent });
+    direct.run(options).finally(() => {
+      if (turn === view) setRunning(false);
+    });
   } else {
-    ensureGateway(config).send(session.sendMessage(options));
+    // player.begin() already started the stream: the sink is passed so Stop can ask it what was heard.
+    const relayTurn = ensureClient(config).send(prompt, { ...options, sink: player });
+    bindTurn(view, relayTurn);
   }
 }
 
 function stopTurn() {
-  // What the listener heard, by the player's schedule: the agent keeps only those words in its memory, whether
-  // the turn still runs (it is cancelled) or already ended while its audio played on (a late barge-in).
-  const playedMs = Math.round(player.playedSeconds() * 1000);
-  player.stop();
-  if (turn === null) return;
-  const running = ["sending", "streaming"].includes(turn.status);
-  if (running) turn.status = "cancelling";
-  else ui.stop.disabled = true;
-  turn.cancelPlayedMs = playedMs;
-  renderMetrics();
-  if (route() === "direct") {
-    direct?.cancel(playedMs);
-  } else if (session.turns.has(turn.id)) {
-    gateway?.send(session.cancel(turn.id, playedMs));
+  const view = turn;
+  if (view === null) {
+    player.stop();
+    return;
   }
+  // What the listener heard, by the player's schedule: the agent keeps only those words, whether the turn still
+  // runs (it is cancelled) or already ended while its audio played on (a late barge-in).
+  const running = ["sending", "streaming"].includes(view.status);
+  if (running) view.status = "cancelling";
+  else ui.stop.disabled = true;
+  if (route() === "direct" || view.turn === null) {
+    const playedMs = player.playedMs();
+    player.stop();
+    view.cancelPlayedMs = playedMs;
+    direct?.cancel(playedMs);
+  } else {
+    view.cancelPlayedMs = view.turn.cancel(); // the sink's played ms; stops the sink
+  }
+  renderMetrics(view);
+}
+
+/** Mobile browsers keep audio locked until a gesture: resume the context and play silence inside the first tap. */
+function unlockAudio() {
+  if (audioUnlocked && player.context?.state === "running") return;
+  try {
+    player.unlock();
+    audioUnlocked = true;
+  } catch (err) {
+    console.warn("relay: audio could not be unlocked:", err);
+  }
+}
+
+/** The page is back (shown, resumed after a freeze, online again): reconnect and resume now, not after backoff. */
+function onPageBack() {
+  if (document.visibilityState === "visible") client?.wake();
 }
 
 async function main() {
@@ -391,14 +516,34 @@ async function main() {
       showNotice(err instanceof Error ? err.message : String(err));
     }
   });
+  ui.prompt.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      if (!ui.send.disabled) ui.form.requestSubmit();
+    }
+  });
   ui.stop.addEventListener("click", stopTurn);
-  if (config.gatewayUrl && config.token) ensureGateway(config);
+  for (const type of ["pointerdown", "touchend", "keydown"]) {
+    document.addEventListener(type, unlockAudio, { capture: true, passive: true });
+  }
+  document.addEventListener("visibilitychange", onPageBack);
+  document.addEventListener("resume", onPageBack); // Page Lifecycle: unfrozen
+  window.addEventListener("pageshow", onPageBack);
+  window.addEventListener("online", onPageBack);
+  if ("serviceWorker" in navigator) {
+    navigator.serviceWorker.register("sw.js").catch((err) => console.warn("relay: no offline shell:", err));
+  }
+  if (config.gatewayUrl && config.token) ensureClient(config).connect();
   return config;
 }
 
 const ready = main();
 Object.assign(window, {
   relayPlayer: player,
-  relaySession: session,
-  relayApp: { ready, metrics: () => turn },
+  relayApp: {
+    ready,
+    metrics: () => turn,
+    audio: () => ({ unlocked: audioUnlocked, state: player.context?.state ?? "none" }),
+    wakeLock,
+  },
 });

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { PcmAssembler, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a } from "../../web/pcm.js";
+import { PcmAssembler, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a } from "../../clients/js/src/pcm.js";
 
 const samples = Int16Array.from([0, 1, -1, 32767, -32768, 256, -257, 12345]);
 const bytes = new Uint8Array(samples.buffer.slice(0));

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { ClientSession, MAX_PLAYED_MS, STALL_RESUME_MS, TurnPhase, newTurnId } from "../../web/client_session.js";
+import { ClientSession, MAX_PLAYED_MS, STALL_RESUME_MS, TurnPhase, newTurnId } from "../../clients/js/src/session.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
 

@@ -125,7 +125,14 @@ def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
     assert not [line for line in console if line.startswith(("pageerror", "error"))], console
 
 
+def open_options(page: Page) -> None:
+    """Unfold the options under the composer (route, synthesis, voice, captions)."""
+    if not page.evaluate("() => document.getElementById('options').open"):
+        page.click("#options summary")
+
+
 def send(page: Page, prompt: str, *, route: str = "gateway") -> None:
+    open_options(page)
     page.check(f'input[name="route"][value="{route}"]')
     page.fill("#prompt", prompt)
     page.click("#send")
@@ -261,7 +268,7 @@ def test_dropped_connection_resumes_with_no_gap(client_page: ClientPage) -> None
     page.evaluate("() => window.relayClient.dropConnection()")
     assert wait_for_end(page) == "completed"
 
-    client = page.evaluate("() => ({drops: window.relayClient.drops, reconnects: window.relayClient.reconnects})")
+    client = page.evaluate("() => ({drops: window.relayClient.stats.drops, reconnects: window.relayClient.stats.reconnects})")
     assert client == {"drops": 1, "reconnects": 1}
     assert wire.sockets == 2
     actions = wire.sent_actions()
@@ -318,6 +325,7 @@ def test_captions_follow_the_players_clock_and_every_word_is_highlighted(client_
     start_s on the player's clock, and every reply word was highlighted by the end. (Stop's played_ms is checked in
     test_stop_sends_cancel_and_silences_playback.)"""
     page, wire = client_page.page, client_page.wire
+    open_options(page)
     page.check("#captions")
     send(page, CAPTIONS_PROMPT)
     assert wait_for_end(page) == "completed"

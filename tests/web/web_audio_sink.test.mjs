@@ -1,10 +1,10 @@
-// PcmPlayer (web/player.js) on a stand-in AudioContext that records what was scheduled: gapless chaining,
+// WebAudioSink (web/player.js) on a stand-in AudioContext that records what was scheduled: gapless chaining,
 // underrun handling, stop, and the sample record the browser tests compare with the server's PCM.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { fnv1a } from "../../web/pcm.js";
-import { PcmPlayer } from "../../web/player.js";
+import { fnv1a } from "../../clients/js/src/pcm.js";
+import { WebAudioSink } from "../../clients/js/src/web_audio_sink.js";
 
 class FakeBuffer {
   constructor(frames) {
@@ -54,7 +54,7 @@ class FakeContext {
 function newPlayer() {
   /** @type {FakeContext | null} */
   let ctx = null;
-  const player = new PcmPlayer({ leadS: 0.1, createContext: (rate) => (ctx = new FakeContext(rate)) });
+  const player = new WebAudioSink({ leadS: 0.1, createContext: (rate) => (ctx = new FakeContext(rate)) });
   player.begin();
   player.ensureContext();
   return { player, ctx: /** @type {FakeContext} */ (/** @type {unknown} */ (ctx)) };

@@ -1,133 +1,210 @@
-// The WebSocket transport to the API Gateway (or the local gateway): connect with the token in the query
-// string, hand every message to the sans-I/O ClientSession, and after a dropped connection reconnect and
-// send the session's `resume` so the turn carries on where the client left it.
+// The WebSocket connection to the gateway (docs/client-protocol.md §1, §6): dial with a token in the query string,
+// hand every message to the sans-I/O ClientSession, and after any close the client did not ask for, reconnect
+// with exponential backoff and full jitter, then `resume` every unfinished turn.
 //
-// All protocol logic (numbering, dedupe, gaps, PCM reassembly, what to resume from) lives in
-// client_session.js; this module only moves strings and decides when to reconnect.
+// Guarantees:
+// - Nothing lost, nothing repeated: after a reconnect every unfinished turn is resumed from its last applied seq
+//   (the session drops replayed duplicates), and a gap on an open socket is resumed at once.
+// - A turn that goes silent on a socket that still looks open is resumed on it after `stallMs`; if that resume
+//   (or a `wake()` probe) hears nothing back within `probeMs`, the socket is taken for dead and replaced (a phone
+//   that switched networks keeps a half-open socket that never closes by itself).
+// - Tokens: `getToken()` is called for the first dial, again before any dial that follows a failed handshake
+//   (browsers hide the HTTP 401 of a refused handshake: any close before open counts), when the cached token's
+//   `exp` is less than `tokenSkewMs` away, and after an `unauthorized` rejection.
+// - A message sent while the socket is not open waits in an outbox and goes out, in order, once it is.
+// - A turn whose sendMessage may never have reached the gateway (the connection dropped before `turn_accepted`,
+//   and the resume is answered `unknown_turn`) is sent again with the same turn id, not given up.
 //
-// A turn that goes silent on a socket that is still open (a message the gateway could not deliver, when no later
-// message shows the gap) is resumed on the same connection after STALL_RESUME_MS without a message, as
-// relay_core.client_session.STALL_RESUME_S says; a resume of a healthy turn is harmless.
+// All protocol logic (numbering, dedupe, gaps, PCM reassembly, what to resume from) lives in session.js.
 
-import { STALL_RESUME_MS, TurnPhase } from "./client_session.js";
+import { STALL_RESUME_MS, TurnPhase } from "./session.js";
+import { OPEN, timersImpl, webSocketImpl } from "./platform.js";
 
-/** Delays before reconnect attempts, in ms; the last one repeats until `maxAttempts`. */
-export const RECONNECT_DELAYS_MS = [0, 200, 500, 1000, 2000, 4000];
-export const MAX_RECONNECT_ATTEMPTS = 12;
+/** Backoff: attempt n waits a uniformly random time in [0, min(maxMs, baseMs·2ⁿ)] ("full jitter"). */
+export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 250, maxMs: 8000, maxAttempts: 12 });
+/** How long a resume sent on an open socket may go unanswered before the socket is taken for dead. */
+export const PROBE_MS = 5000;
+/** A token whose `exp` is closer than this is refreshed before a dial. */
+export const TOKEN_SKEW_MS = 10_000;
 
 /** @typedef {"idle" | "connecting" | "open" | "reconnecting" | "closed"} ConnectionState */
 
 /**
- * @typedef {object} GatewayOptions
+ * @typedef {object} ConnectionOptions
  * @property {string} url         ws:// or wss:// URL of the gateway (without the token)
- * @property {string} token       bearer token (JWT), sent as ?token= (browsers cannot set WebSocket headers)
- * @property {import("./client_session.js").ClientSession} session
- * @property {(event: import("./client_session.js").ClientEvent) => void} onEvent
+ * @property {() => string | Promise<string>} getToken  a JWT for this user (called again to refresh, see above)
+ * @property {import("./session.js").ClientSession} session
+ * @property {(event: import("./session.js").ClientEvent) => void} onEvent
  * @property {(state: ConnectionState, detail: string) => void} [onState]
- * @property {typeof WebSocket} [WebSocketImpl]
- * @property {(fn: () => void, ms: number) => unknown} [setTimer]  schedules reconnects
+ * @property {import("./platform.js").WebSocketConstructor} [WebSocket]
+ * @property {import("./platform.js").Timers} [timers]
+ * @property {{baseMs?: number, maxMs?: number, maxAttempts?: number}} [backoff]
  * @property {number | null} [stallMs]  silence before a resume on the open socket (null: never)
- * @property {(fn: () => void, ms: number) => unknown} [setStallTimer]
- * @property {(handle: any) => void} [clearStallTimer]
+ * @property {number} [probeMs]
+ * @property {number} [tokenSkewMs]
+ * @property {() => number} [random]  in [0, 1): the jitter (tests make it fixed)
+ * @property {() => number} [now]     ms since the epoch, to read a token's exp
  */
 
-export class GatewayClient {
-  /** @param {GatewayOptions} options */
+export class Connection {
+  /** @param {ConnectionOptions} options */
   constructor(options) {
     this.url = options.url;
-    this.token = options.token;
     this.session = options.session;
+    this._getToken = options.getToken;
     this._onEvent = options.onEvent;
     this._onState = options.onState ?? (() => undefined);
-    this._WebSocket = options.WebSocketImpl ?? WebSocket;
-    this._setTimer = options.setTimer ?? ((fn, ms) => setTimeout(fn, ms));
+    this._WebSocket = webSocketImpl(options.WebSocket);
+    this._timers = timersImpl(options.timers);
+    this.backoff = { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) };
     this.stallMs = options.stallMs === undefined ? STALL_RESUME_MS : options.stallMs;
-    this._setStallTimer = options.setStallTimer ?? ((fn, ms) => setTimeout(fn, ms));
-    this._clearStallTimer = options.clearStallTimer ?? ((handle) => clearTimeout(handle));
-    /** @type {unknown} */
-    this._stallTimer = null;
-    /** Resumes sent on the open socket after a silence (test hook). */
-    this.stallResumes = 0;
-    /** @type {WebSocket | null} */
+    this.probeMs = options.probeMs ?? PROBE_MS;
+    this.tokenSkewMs = options.tokenSkewMs ?? TOKEN_SKEW_MS;
+    this._random = options.random ?? Math.random;
+    this._now = options.now ?? Date.now;
+    /** @type {import("./platform.js").WebSocketLike | null} */
     this.socket = null;
     /** @type {ConnectionState} */
     this.state = "idle";
+    /** @type {string | null} */
+    this._token = null;
+    this._refreshToken = true;
     this._closing = false;
     this._attempt = 0;
-    this.reconnects = 0;
-    this.drops = 0;
-    /** Every message sent, in order (test hook and debugging aid; prompts stay in the page). */
-    /** @type {string[]} */
-    this.sent = [];
-    /** @type {string[]} messages waiting for an open socket */
+    this._dialing = false;
+    /** @type {unknown} */ this._reconnectTimer = null;
+    /** @type {unknown} */ this._stallTimer = null;
+    /** @type {unknown} */ this._probeTimer = null;
+    /** @type {{data: string, turnId: string | null}[]} messages waiting for an open socket */
     this._outbox = [];
+    /** @type {Map<string, string>} the sendMessage of each turn not yet heard of, to send again if it was lost */
+    this._unconfirmed = new Map();
+    // Counters (test hooks and diagnostics).
+    this.drops = 0;
+    this.reconnects = 0;
+    this.stallResumes = 0;
+    this.tokenRequests = 0;
+    this.deadSockets = 0;
+    this.resends = 0;
+    /** @type {string[]} every message sent, in order */
+    this.sent = [];
   }
 
-  /** The URL actually dialled: the gateway URL with the token appended as a query parameter. */
-  get dialUrl() {
-    const url = new URL(this.url);
-    url.searchParams.set("token", this.token);
-    return url.toString();
-  }
-
+  /** Dial now if not connected (no-op while connecting or open). */
   connect() {
     this._closing = false;
-    this._open(this.state === "reconnecting");
+    if (this.socket !== null || this._dialing) return;
+    this._cancelReconnect();
+    void this._dial(this.drops > 0 || this.state === "closed");
   }
 
   /**
-   * Send a message now, or as soon as the socket is open.
-   * @param {string} message
+   * Send a message now, or as soon as the socket is open. `turnId`: the turn a sendMessage starts (such a turn
+   * is not resumed before its sendMessage went out).
+   * @param {string} data
+   * @param {string | null} [turnId]
    */
-  send(message) {
-    if (this.socket !== null && this.socket.readyState === this._WebSocket.OPEN) {
-      this.socket.send(message);
-      this.sent.push(message);
+  send(data, turnId = null) {
+    if (turnId !== null) this._unconfirmed.set(turnId, data);
+    const socket = this.socket;
+    if (socket !== null && socket.readyState === OPEN) {
+      this._write(socket, data);
       this._armStall();
     } else {
-      this._outbox.push(message);
+      this._outbox.push({ data, turnId });
       if (this.state === "idle" || this.state === "closed") this.connect();
     }
   }
 
-  /** Test hook: close the socket as a network failure would; the client reconnects and resumes. */
+  /**
+   * The app is back (foreground, page shown, network online): dial at once if the connection is down or waiting
+   * to retry; on an open socket, resume the unfinished turns and take the socket for dead if nothing answers
+   * within `probeMs`.
+   */
+  wake() {
+    if (this._closing) return;
+    const socket = this.socket;
+    if (socket !== null && socket.readyState === OPEN) {
+      this._resumeOnOpenSocket(socket);
+      return;
+    }
+    if (socket === null && !this._dialing) {
+      this._attempt = 0;
+      this._cancelReconnect();
+      void this._dial(true);
+    }
+  }
+
+  /** Test hook: close the socket as a network failure would; the connection reconnects and resumes. */
   dropConnection() {
     if (this.socket !== null) this.socket.close(4000, "dropped by the test hook");
   }
 
-  /** Close for good (no reconnect). */
+  /** Close for good: no reconnect, nothing more is sent. */
   close() {
     this._closing = true;
+    this._cancelReconnect();
     this._disarmStall();
-    if (this.socket !== null) this.socket.close(1000, "client closed");
+    this._disarmProbe();
+    const socket = this.socket;
+    this.socket = null;
+    if (socket !== null) socket.close(1000, "client closed");
     this._setState("closed", "closed by the client");
   }
 
+  /** The cached token, or a fresh one from getToken() when it may be stale. */
+  async _currentToken() {
+    if (this._token === null || this._refreshToken || tokenExpiresWithin(this._token, this._now(), this.tokenSkewMs)) {
+      this.tokenRequests += 1;
+      const token = await this._getToken();
+      if (typeof token !== "string" || token === "") throw new TypeError("getToken() must return a non-empty token string");
+      this._token = token;
+      this._refreshToken = false;
+    }
+    return this._token;
+  }
+
   /** @param {boolean} resuming */
-  _open(resuming) {
+  async _dial(resuming) {
+    this._dialing = true;
     this._setState(resuming ? "reconnecting" : "connecting", resuming ? "reconnecting" : "connecting");
-    const socket = new this._WebSocket(this.dialUrl);
+    let token;
+    try {
+      token = await this._currentToken();
+    } catch (err) {
+      this._dialing = false;
+      if (this._closing) return;
+      this._refreshToken = true;
+      this._scheduleReconnect(`getToken() failed: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
+    this._dialing = false;
+    if (this._closing || this.socket !== null) return;
+    const socket = new this._WebSocket(withToken(this.url, token));
     this.socket = socket;
+    let opened = false;
     socket.onopen = () => {
       if (socket !== this.socket) return;
+      opened = true;
       this._attempt = 0;
       this._setState("open", "connected");
-      const resumes = resuming ? this.session.resumeAll() : [];
-      const waiting = [...resumes, ...this._outbox.splice(0)];
-      for (const message of waiting) {
-        socket.send(message);
-        this.sent.push(message);
-      }
+      const waiting = new Set(this._outbox.map((m) => m.turnId).filter((id) => id !== null));
+      const resumes = this.session.unfinishedTurns.filter((t) => !waiting.has(t.turnId)).map((t) => this.session.resume(t.turnId));
+      for (const data of [...resumes, ...this._outbox.splice(0).map((m) => m.data)]) this._write(socket, data);
       this._armStall();
     };
     socket.onmessage = (message) => {
       if (socket !== this.socket) return;
+      this._disarmProbe();
       const data = message.data;
       if (typeof data !== "string") return; // the gateway sends text frames only
+      if (this._resendIfLost(socket, data)) return;
       for (const event of this.session.receive(data)) {
-        if (event.type === "gap_detected") {
-          // A message went missing on this connection: ask again from the last one applied.
-          this.send(this.session.resume(event.turnId));
+        if ("turnId" in event && event.turnId !== null && event.type !== "rejected") this._unconfirmed.delete(event.turnId);
+        if (event.type === "gap_detected") this.send(this.session.resume(event.turnId)); // resend from the last applied
+        if (event.type === "rejected" && event.code === "unauthorized") {
+          this._refreshToken = true; // the connection lost its user: a fresh token on a new connection
+          this._timers.setTimeout(() => this.dropConnection(), 0);
         }
         this._onEvent(event);
       }
@@ -137,16 +214,52 @@ export class GatewayClient {
       if (socket !== this.socket) return;
       this.socket = null;
       this._disarmStall();
+      this._disarmProbe();
       if (this._closing) {
         this._setState("closed", "closed");
         return;
       }
-      this.drops += 1;
-      this._scheduleReconnect(`connection lost (code ${close.code})`);
+      if (!opened) this._refreshToken = true; // maybe a 401: the next dial gets a new token
+      else this.drops += 1;
+      this._scheduleReconnect(opened ? `connection lost (code ${close.code})` : "could not connect");
     };
     socket.onerror = () => {
-      // The close event that always follows carries what to do next.
+      // The close event that always follows says what to do next.
     };
+  }
+
+  /**
+   * @param {import("./platform.js").WebSocketLike} socket
+   * @param {string} data
+   */
+  _write(socket, data) {
+    socket.send(data);
+    this.sent.push(data);
+  }
+
+  /**
+   * Whether `data` is the `unknown_turn` answer to the resume of a turn whose sendMessage never reached the
+   * gateway; if so, that sendMessage is sent again (same turn id) and the answer is not passed on.
+   * @param {import("./platform.js").WebSocketLike} socket
+   * @param {string} data
+   */
+  _resendIfLost(socket, data) {
+    if (this._unconfirmed.size === 0 || !data.includes('"unknown_turn"')) return false;
+    /** @type {any} */
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return false;
+    }
+    const turn = typeof msg?.turn_id === "string" ? this.session.turns.get(msg.turn_id) : undefined;
+    const original = turn === undefined ? undefined : this._unconfirmed.get(turn.turnId);
+    if (msg.type !== "error" || "seq" in msg || msg.code !== "unknown_turn" || turn === undefined || original === undefined) return false;
+    if (turn.phase !== TurnPhase.SENT || turn.lastSeq !== -1 || !turn.resumePending) return false;
+    turn.resumePending = false;
+    this.resends += 1;
+    this._write(socket, original);
+    return true;
   }
 
   /** The turns a silence would stall: accepted (or already streaming) and unfinished. */
@@ -154,43 +267,78 @@ export class GatewayClient {
     return this.session.unfinishedTurns.filter((t) => t.phase !== TurnPhase.SENT);
   }
 
+  /**
+   * Resume every stallable turn on the open socket and expect an answer within probeMs.
+   * @param {import("./platform.js").WebSocketLike} socket
+   */
+  _resumeOnOpenSocket(socket) {
+    const turns = this._stallable();
+    if (turns.length === 0) return 0;
+    for (const turn of turns) this._write(socket, this.session.resume(turn.turnId));
+    this._armProbe(socket);
+    return turns.length;
+  }
+
   /** (Re)start the silence timer: heard from (or sent to) the gateway just now. */
   _armStall() {
     this._disarmStall();
     if (this.stallMs === null || this._stallable().length === 0) return;
-    this._stallTimer = this._setStallTimer(() => {
+    this._stallTimer = this._timers.setTimeout(() => {
       this._stallTimer = null;
       const socket = this.socket;
-      if (socket === null || socket.readyState !== this._WebSocket.OPEN) return;
-      const stalled = this._stallable();
-      for (const turn of stalled) {
-        const message = this.session.resume(turn.turnId);
-        socket.send(message);
-        this.sent.push(message);
-      }
-      this.stallResumes += stalled.length;
+      if (socket === null || socket.readyState !== OPEN) return;
+      this.stallResumes += this._resumeOnOpenSocket(socket);
       this._armStall();
     }, this.stallMs);
   }
 
   _disarmStall() {
-    if (this._stallTimer !== null) this._clearStallTimer(this._stallTimer);
+    if (this._stallTimer !== null) this._timers.clearTimeout(this._stallTimer);
     this._stallTimer = null;
+  }
+
+  /** @param {import("./platform.js").WebSocketLike} socket */
+  _armProbe(socket) {
+    if (this._probeTimer !== null) return;
+    this._probeTimer = this._timers.setTimeout(() => {
+      this._probeTimer = null;
+      if (socket !== this.socket) return;
+      this.deadSockets += 1; // a resume went unanswered: the socket is half-open (e.g. the network changed)
+      socket.close(4001, "no answer to a resume: taken for dead");
+    }, this.probeMs);
+  }
+
+  _disarmProbe() {
+    if (this._probeTimer !== null) this._timers.clearTimeout(this._probeTimer);
+    this._probeTimer = null;
+  }
+
+  _cancelReconnect() {
+    if (this._reconnectTimer !== null) this._timers.clearTimeout(this._reconnectTimer);
+    this._reconnectTimer = null;
+  }
+
+  /** The delay before attempt n (0-based): full jitter over a capped exponential. */
+  backoffDelay(/** @type {number} */ attempt) {
+    const cap = Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** attempt);
+    return Math.floor(this._random() * cap);
   }
 
   /** @param {string} why */
   _scheduleReconnect(why) {
-    if (this._attempt >= MAX_RECONNECT_ATTEMPTS) {
-      this._setState("closed", `${why}; gave up after ${MAX_RECONNECT_ATTEMPTS} attempts: reload to retry`);
+    if (this._attempt >= this.backoff.maxAttempts) {
+      this._setState("closed", `${why}; gave up after ${this.backoff.maxAttempts} attempts: call wake() or send() to retry`);
       return;
     }
-    const delay = RECONNECT_DELAYS_MS[Math.min(this._attempt, RECONNECT_DELAYS_MS.length - 1)];
+    const delay = this.backoffDelay(this._attempt);
     this._attempt += 1;
-    this._setState("reconnecting", `${why}; reconnecting`);
-    this._setTimer(() => {
-      if (this._closing) return;
+    this._setState("reconnecting", `${why}; retrying in ${delay} ms`);
+    this._cancelReconnect();
+    this._reconnectTimer = this._timers.setTimeout(() => {
+      this._reconnectTimer = null;
+      if (this._closing || this.socket !== null || this._dialing) return;
       this.reconnects += 1;
-      this._open(true);
+      void this._dial(true);
     }, delay);
   }
 
@@ -202,4 +350,65 @@ export class GatewayClient {
     this.state = state;
     this._onState(state, detail);
   }
+}
+
+/**
+ * The URL actually dialled: the gateway URL with the token as the `token` query parameter (browsers cannot set
+ * headers on a WebSocket).
+ * @param {string} url
+ * @param {string} token
+ */
+export function withToken(url, token) {
+  const hash = url.indexOf("#");
+  const base = hash < 0 ? url : url.slice(0, hash);
+  return `${base}${base.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}`;
+}
+
+/**
+ * Whether a JWT's `exp` claim is less than `skewMs` after `nowMs` (false for a token without a readable exp: the
+ * gateway's answer then decides).
+ * @param {string} token
+ * @param {number} nowMs
+ * @param {number} skewMs
+ */
+export function tokenExpiresWithin(token, nowMs, skewMs) {
+  const exp = jwtExp(token);
+  return exp !== null && exp * 1000 - nowMs < skewMs;
+}
+
+/**
+ * The `exp` claim of a JWT (seconds since the epoch), or null. Display and scheduling only: never a verification.
+ * @param {string} token
+ */
+export function jwtExp(token) {
+  const part = token.split(".")[1];
+  if (part === undefined) return null;
+  try {
+    const bytes = base64UrlBytes(part);
+    let json = "";
+    for (const b of bytes) json += String.fromCharCode(b); // exp is ASCII; other claims may be garbled, unused
+    const exp = JSON.parse(json).exp;
+    return typeof exp === "number" && Number.isFinite(exp) ? exp : null;
+  } catch {
+    return null;
+  }
+}
+
+/** @param {string} text */
+function base64UrlBytes(text) {
+  const table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  const out = [];
+  let acc = 0;
+  let bits = 0;
+  for (const ch of text.replace(/=+$/, "")) {
+    const v = table.indexOf(ch);
+    if (v < 0) throw new RangeError("not base64url");
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push((acc >> bits) & 0xff);
+    }
+  }
+  return out;
 }

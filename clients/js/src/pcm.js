@@ -2,6 +2,7 @@
 //
 // Every wire carries raw PCM s16le, 24 kHz, mono. A transport may cut a chunk at any byte, so PcmAssembler
 // keeps an odd trailing byte until its partner arrives and only ever hands out whole samples.
+// Plain ECMAScript only (no atob/btoa, no DOM): the same code runs in browsers, React Native (Hermes) and Node.
 
 export const SAMPLE_RATE = 24000;
 export const SAMPLE_WIDTH_BYTES = 2;
@@ -9,27 +10,52 @@ export const SAMPLE_WIDTH_BYTES = 2;
 /** The default audibility threshold for time to first audio: -40 dBFS. */
 export const AUDIBLE_DBFS = -40;
 
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const DECODE = new Int16Array(128).fill(-1);
+for (let i = 0; i < ALPHABET.length; i++) DECODE[ALPHABET.charCodeAt(i)] = i;
+
 /**
- * Bytes of a base64 string (standard alphabet, padded), without atob's string round trip.
+ * Bytes of a base64 string (standard alphabet, padding optional). Throws a RangeError on any other character
+ * or an impossible length, so corrupt data never turns into noise.
  * @param {string} text
  * @returns {Uint8Array}
  */
 export function base64ToBytes(text) {
-  const binary = atob(text);
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 61) end--; // "="
+  if (end % 4 === 1 || text.length - end > 2) throw new RangeError("not base64: impossible length or padding");
+  const out = new Uint8Array((end * 3) >> 2);
+  let acc = 0;
+  let bits = 0;
+  let at = 0;
+  for (let i = 0; i < end; i++) {
+    const code = text.charCodeAt(i);
+    const value = code < 128 ? DECODE[code] : -1;
+    if (value < 0) throw new RangeError(`not base64: character ${JSON.stringify(text[i])} at ${i}`);
+    acc = (acc << 6) | value;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (acc >> bits) & 0xff;
+    }
+  }
   return out;
 }
 
 /**
- * Base64 of bytes (used by tests and by nothing on the hot path).
+ * Base64 of bytes, padded (used by tests and by nothing on the hot path).
  * @param {Uint8Array} bytes
  * @returns {string}
  */
 export function bytesToBase64(bytes) {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]);
-  return btoa(binary);
+  let out = "";
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += ALPHABET[(n >> 18) & 63] + ALPHABET[(n >> 12) & 63];
+    out += i + 1 < bytes.length ? ALPHABET[(n >> 6) & 63] : "=";
+    out += i + 2 < bytes.length ? ALPHABET[n & 63] : "=";
+  }
+  return out;
 }
 
 /** Reassembles little-endian 16-bit samples from byte chunks cut anywhere. */

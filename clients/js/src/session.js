@@ -1,5 +1,5 @@
 // The client side of the gateway protocol (docs/client-protocol.md), sans I/O: strings in, events out.
-// The browser twin of relay_core.client_session.ClientSession (same turn phases, outcomes and events, in
+// The JS twin of relay_core.client_session.ClientSession (same turn phases, outcomes and events, in
 // snake_case), checked against the same recorded cases (tests/web/fixtures/client_session_cases.json,
 // generated from relay_core; tests/web/test_web_fixtures.py runs the Python session over them too).
 //
@@ -59,10 +59,17 @@ const LOST_CODES = new Set(["resume_expired", "unknown_turn"]);
 const TURN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const URL_SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-/** A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. */
+/**
+ * A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
+ * crypto.getRandomValues where the platform has it (browsers, Node, React Native with a polyfill), Math.random
+ * otherwise: a turn id must be unique among the user's turns, not secret.
+ */
 export function newTurnId() {
   const bytes = new Uint8Array(22);
-  crypto.getRandomValues(bytes);
+  /** @type {{getRandomValues?: (a: Uint8Array) => Uint8Array} | undefined} */
+  const crypto = /** @type {any} */ (globalThis).crypto;
+  if (crypto?.getRandomValues) crypto.getRandomValues(bytes);
+  else for (let i = 0; i < bytes.length; i++) bytes[i] = Math.floor(Math.random() * 256);
   return "t-" + Array.from(bytes, (b) => URL_SAFE[b & 63]).join("");
 }
 

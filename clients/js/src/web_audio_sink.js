@@ -1,4 +1,6 @@
-// Gapless playback of streamed PCM with Web Audio.
+// Gapless playback of streamed PCM with the Web Audio API: an AudioSink for browsers, and for React Native with
+// react-native-audio-api (its AudioContext has the same createBuffer/createBufferSource: pass createContext).
+// It needs no DOM types: the context is described structurally below.
 //
 // Each batch of samples becomes one AudioBuffer scheduled to start exactly where the previous one ends
 // (sample-accurate on a context running at the stream's own 24 kHz rate). If the network falls behind
@@ -7,6 +9,31 @@
 // (samples read back from the AudioBuffers, start times) so a test can compare it with what the server sent.
 
 import { SAMPLE_RATE, fnv1a } from "./pcm.js";
+
+/**
+ * The part of an AudioBuffer the sink uses.
+ * @typedef {{getChannelData: (channel: number) => Float32Array}} AudioBufferLike
+ */
+/**
+ * The part of an AudioBufferSourceNode the sink uses.
+ * @typedef {object} AudioSourceLike
+ * @property {AudioBufferLike | null} buffer
+ * @property {(destination: any) => void} connect
+ * @property {() => void} disconnect
+ * @property {(when?: number) => void} start
+ * @property {(when?: number) => void} stop
+ * @property {(() => void) | null} onended
+ */
+/**
+ * The part of an AudioContext the sink uses (browsers' AudioContext, react-native-audio-api's AudioContext).
+ * @typedef {object} AudioContextLike
+ * @property {number} currentTime
+ * @property {string} state
+ * @property {unknown} destination
+ * @property {() => Promise<void>} [resume]
+ * @property {(channels: number, length: number, sampleRate: number) => AudioBufferLike} createBuffer
+ * @property {() => AudioSourceLike} createBufferSource
+ */
 
 /** Seconds between "now" and the first buffer of a stream (and after an underrun). */
 export const DEFAULT_LEAD_S = 0.08;
@@ -20,18 +47,21 @@ export const DEFAULT_LEAD_S = 0.08;
  * @property {number} at      context time when it was scheduled
  */
 
-export class PcmPlayer {
+/** @typedef {import("./sink.js").AudioSink} AudioSink */
+
+/** @implements {AudioSink} */
+export class WebAudioSink {
   /**
-   * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => BaseAudioContext}} [options]
+   * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => AudioContextLike}} [options]
+   *   createContext: default `new AudioContext({sampleRate, latencyHint: "interactive"})` from the global scope
    */
   constructor(options = {}) {
     this.sampleRate = options.sampleRate ?? SAMPLE_RATE;
     this.leadS = options.leadS ?? DEFAULT_LEAD_S;
-    this._createContext =
-      options.createContext ?? ((rate) => new AudioContext({ sampleRate: rate, latencyHint: "interactive" }));
-    /** @type {BaseAudioContext | null} */
+    this._createContext = options.createContext ?? defaultContext;
+    /** @type {AudioContextLike | null} */
     this.context = null;
-    /** @type {Set<AudioBufferSourceNode>} */
+    /** @type {Set<AudioSourceLike>} */
     this._sources = new Set();
     this._nextTime = 0;
     this.stopped = false;
@@ -54,16 +84,45 @@ export class PcmPlayer {
     this.underruns = 0;
   }
 
-  /** The context, created on first use (call from a click handler so the browser lets it play). */
+  /** The context, created on first use (call from a tap or click handler so the browser lets it play). */
   ensureContext() {
     if (this.context === null) this.context = this._createContext(this.sampleRate);
-    const ctx = /** @type {AudioContext} */ (this.context);
+    const ctx = this.context;
     if (ctx.state === "suspended" && typeof ctx.resume === "function") ctx.resume().catch(() => undefined);
     return ctx;
   }
 
+  /**
+   * Unlock audio on a phone: call inside the first tap's handler. Mobile browsers keep an AudioContext suspended
+   * until a gesture resumes it and a sound starts; this resumes it and plays one silent sample.
+   */
+  unlock() {
+    const ctx = this.ensureContext();
+    const source = ctx.createBufferSource();
+    source.buffer = ctx.createBuffer(1, 1, this.sampleRate);
+    source.connect(ctx.destination);
+    source.start(0);
+    return ctx.state;
+  }
+
+  // ---- AudioSink ----
+
+  /**
+   * @param {Int16Array} samples
+   * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
+   */
+  write(samples, _sampleOffset) {
+    this.enqueue(samples);
+  }
+
+  /** ms of the stream played by the schedule (playedSeconds), rounded. */
+  playedMs() {
+    return Math.round(this.playedSeconds() * 1000);
+  }
+
   /** Start a new stream (a new turn): forget the schedule record and accept audio again. */
-  begin() {
+  /** @param {string} [_turnId] */
+  begin(_turnId) {
     this.stop();
     this.stopped = false;
     this._stoppedAt = null;
@@ -106,7 +165,7 @@ export class PcmPlayer {
   /**
    * Keep what was actually handed to Web Audio: the buffer's float samples, converted back to int16
    * (exact: every s16 value / 32768 is a float32).
-   * @param {AudioBuffer} buffer
+   * @param {AudioBufferLike} buffer
    * @param {number} start
    * @param {boolean} afterUnderrun
    * @param {number} at
@@ -128,9 +187,8 @@ export class PcmPlayer {
     for (const source of this._sources) {
       try {
         source.stop();
-      } catch (err) {
+      } catch {
         // A source that never started throws InvalidStateError on stop(): it will not play either way.
-        if (!(err instanceof DOMException)) throw err;
       }
       source.disconnect();
     }
@@ -199,4 +257,17 @@ export class PcmPlayer {
     }
     return gaps;
   }
+}
+
+/**
+ * The global AudioContext at the stream's rate (browsers).
+ * @param {number} rate
+ * @returns {AudioContextLike}
+ */
+function defaultContext(rate) {
+  const AudioContext = /** @type {any} */ (globalThis).AudioContext;
+  if (typeof AudioContext !== "function") {
+    throw new TypeError("no AudioContext here: pass new WebAudioSink({createContext}) (React Native: react-native-audio-api)");
+  }
+  return new AudioContext({ sampleRate: rate, latencyHint: "interactive" });
 }

@@ -20,6 +20,9 @@ from starlette.staticfiles import StaticFiles
 from relay_core.agent_events import AGENTCORE_SESSION_HEADER
 
 AGENT_PROXY_PATH = "/agent/invocations"
+CLIENT_LIBRARY_PATH = "/client"
+"""Where the page loads ``@kokoro-relay/client`` from: ``clients/js/src`` beside ``web/`` (``web/client`` is a
+symlink to it, which StaticFiles would refuse to follow)."""
 PROXIED_HEADERS = ("content-type", "accept", AGENTCORE_SESSION_HEADER.lower())
 
 
@@ -66,8 +69,11 @@ def create_web_app(*, web_dir: Path | None, agent_url: str, config: Callable[[],
         Route(AGENT_PROXY_PATH, agent_proxy, methods=["POST"]),
     ]
     if web_dir is not None and web_dir.is_dir():
+        library = web_dir.parent / "clients" / "js" / "src"
+        if library.is_dir():
+            routes.append(Mount(CLIENT_LIBRARY_PATH, StaticFiles(directory=library), name="client"))
         routes.append(Mount("/", StaticFiles(directory=web_dir, html=True), name="web"))
     return Starlette(routes=routes, lifespan=lifespan)
 
 
-__all__ = ["AGENT_PROXY_PATH", "create_web_app"]
+__all__ = ["AGENT_PROXY_PATH", "CLIENT_LIBRARY_PATH", "create_web_app"]

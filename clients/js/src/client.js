@@ -1,0 +1,265 @@
+// The library's front door: connect({url, getToken}) → a RelayClient; client.send(prompt, options) → a Turn that
+// emits the reply's text, audio and word timings in order, exactly once, through drops, reconnects and resumes.
+//
+// A Turn's events, in order: `text` and `words` and `audio` (interleaved as the gateway sent them), then
+// `error` (only when the turn did not complete: failed, rejected, expired) and finally `end` (always, once).
+// `turn.done` resolves with the same result as `end`; it never rejects.
+
+import { Connection } from "./connection.js";
+import { Emitter } from "./emitter.js";
+import { ClientSession, TurnOutcome, newTurnId } from "./session.js";
+
+/**
+ * @typedef {object} ConnectOptions
+ * @property {string} url  the gateway's ws:// or wss:// URL (the token is added as ?token=)
+ * @property {() => string | Promise<string>} getToken  a JWT for the user; called again when it may have expired
+ *   or a handshake failed (refresh it there)
+ * @property {import("./sink.js").AudioSink} [sink]  where every turn's audio goes (default: nowhere; listen to
+ *   `audio` events instead)
+ * @property {import("./platform.js").WebSocketConstructor} [WebSocket]  needed where there is no global one
+ * @property {import("./platform.js").Timers} [timers]
+ * @property {{baseMs?: number, maxMs?: number, maxAttempts?: number}} [backoff]
+ * @property {number | null} [stallMs]
+ * @property {number} [probeMs]
+ * @property {number} [tokenSkewMs]  refresh a token whose exp is closer than this before a dial (default 10 s)
+ * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
+ */
+
+/**
+ * @typedef {object} SendOptions
+ * @property {string | null} [voice]  a voice or blend (default: the deployment's)
+ * @property {number} [speed]   0.25–4.0 (default 1.0)
+ * @property {"bidi" | "batch"} [mode]
+ * @property {boolean} [timings]  ask for word timings (`words` events)
+ * @property {string} [turnId]  default: a fresh random one
+ * @property {import("./sink.js").AudioSink | null} [sink]  this turn's sink (default: the client's)
+ */
+
+/**
+ * How a turn ended.
+ * @typedef {object} TurnResult
+ * @property {string} outcome  completed | cancelled | failed | rejected | expired
+ * @property {string | null} code  the error code when not completed/cancelled
+ * @property {string | null} message
+ * @property {string} text  the reply's text received
+ * @property {number} samples  audio samples received
+ */
+
+/**
+ * @typedef {object} TurnEvents
+ * @property {{text: string, seq: number}} text
+ * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
+ * @property {{words: import("./session.js").WordTiming[], seq: number}} words
+ * @property {{totalSamples: number, durationS: number}} audioEnd
+ * @property {{code: string, message: string, outcome: string}} error
+ * @property {TurnResult} end
+ */
+
+/** @extends {Emitter<TurnEvents>} */
+export class Turn extends Emitter {
+  /**
+   * @param {RelayClient} client
+   * @param {string} id
+   * @param {import("./sink.js").AudioSink | null} sink
+   */
+  constructor(client, id, sink) {
+    super();
+    this.id = id;
+    this._client = client;
+    this.sink = sink;
+    this.text = "";
+    this.samples = 0;
+    /** @type {TurnResult | null} */
+    this.result = null;
+    /** @type {(result: TurnResult) => void} */
+    let resolve = () => undefined;
+    /** @type {Promise<TurnResult>} */
+    this.done = new Promise((r) => (resolve = r));
+    this._resolve = resolve;
+  }
+
+  /** Whether the turn has ended (its `end` was emitted). */
+  get finished() {
+    return this.result !== null;
+  }
+
+  /**
+   * Stop the turn (barge-in): stop the sink at once and send `cancel` with how much of the audio was heard.
+   * `playedMs` defaults to the sink's playedMs() (null: the agent remembers the whole reply). Also worth calling
+   * after the turn's end while its audio still plays: the agent then cuts the reply it remembers.
+   * @param {number | null} [playedMs]
+   * @returns {number | null} the played_ms sent
+   */
+  cancel(playedMs) {
+    const heard = playedMs ?? this.sink?.playedMs() ?? null;
+    this.sink?.stop();
+    if (this.finished && heard === null) return null; // nothing to tell the agent
+    this._client._sendCancel(this.id, heard);
+    return heard;
+  }
+
+  /** @param {import("./session.js").ClientEvent} event */
+  _apply(event) {
+    switch (event.type) {
+      case "text_received":
+        this.text += event.text;
+        this.emit("text", { text: event.text, seq: event.seq });
+        break;
+      case "audio_received":
+        this.samples += event.samples.length;
+        this.sink?.write(event.samples, event.sampleOffset);
+        this.emit("audio", { samples: event.samples, sampleOffset: event.sampleOffset, seq: event.seq });
+        break;
+      case "words_received":
+        this.emit("words", { words: event.words, seq: event.seq });
+        break;
+      case "audio_ended":
+        this.sink?.end?.();
+        this.emit("audioEnd", { totalSamples: event.totalSamples, durationS: event.durationS });
+        break;
+      case "turn_ended": {
+        const result = { outcome: event.outcome, code: event.code, message: event.message, text: this.text, samples: this.samples };
+        this.result = result;
+        if (event.outcome !== TurnOutcome.COMPLETED) {
+          if (event.outcome !== TurnOutcome.CANCELLED) {
+            this.emit("error", { code: event.code ?? "internal_error", message: event.message ?? "", outcome: event.outcome });
+          }
+          this.sink?.stop();
+        }
+        this.emit("end", result);
+        this._resolve(result);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+/**
+ * @typedef {object} ClientEvents
+ * @property {{state: import("./connection.js").ConnectionState, detail: string}} state
+ * @property {{code: string, message: string, turnId: string | null}} rejected
+ * @property {{message: string}} protocolError
+ * @property {import("./session.js").ClientEvent} event  every session event (diagnostics)
+ */
+
+/** @extends {Emitter<ClientEvents>} */
+export class RelayClient extends Emitter {
+  /** @param {ConnectOptions} options */
+  constructor(options) {
+    super();
+    if (typeof options?.url !== "string" || !/^wss?:\/\//.test(options.url)) {
+      throw new TypeError("connect({url}) needs the gateway's ws:// or wss:// URL");
+    }
+    if (typeof options.getToken !== "function") {
+      throw new TypeError("connect({getToken}) needs a function that returns the user's JWT (or a promise of it)");
+    }
+    this.session = new ClientSession();
+    this.sink = options.sink ?? null;
+    /** @type {Map<string, Turn>} */
+    this.turns = new Map();
+    this.connection = new Connection({
+      url: options.url,
+      getToken: options.getToken,
+      session: this.session,
+      onEvent: (event) => this._onEvent(event),
+      onState: (state, detail) => this.emit("state", { state, detail }),
+      WebSocket: options.WebSocket,
+      timers: options.timers,
+      backoff: options.backoff,
+      stallMs: options.stallMs,
+      probeMs: options.probeMs,
+      random: options.random,
+      tokenSkewMs: options.tokenSkewMs,
+    });
+  }
+
+  /** The connection's state: idle | connecting | open | reconnecting | closed. */
+  get state() {
+    return this.connection.state;
+  }
+
+  /**
+   * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
+   * it first). Throws a TypeError for a blank prompt.
+   * @param {string} prompt
+   * @param {SendOptions} [options]
+   * @returns {Turn}
+   */
+  send(prompt, options = {}) {
+    if (typeof prompt !== "string" || prompt.trim() === "") throw new TypeError("send(prompt): the prompt must be a non-blank string");
+    const turnId = options.turnId ?? newTurnId();
+    const message = this.session.sendMessage({
+      prompt,
+      voice: options.voice ?? null,
+      speed: options.speed,
+      mode: options.mode,
+      turnId,
+      timings: options.timings,
+    });
+    const sink = options.sink === undefined ? this.sink : options.sink;
+    const turn = new Turn(this, turnId, sink);
+    this.turns.set(turnId, turn);
+    sink?.begin?.(turnId);
+    this.connection.send(message, turnId);
+    return turn;
+  }
+
+  /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
+   * sendMessages sent again after they were lost. */
+  get stats() {
+    const c = this.connection;
+    return { drops: c.drops, reconnects: c.reconnects, stallResumes: c.stallResumes, tokenRequests: c.tokenRequests, deadSockets: c.deadSockets, resends: c.resends };
+  }
+
+  /** Dial now if not connected (send() also does). */
+  connect() {
+    this.connection.connect();
+  }
+
+  /**
+   * Call when the app comes back to the foreground, the page is shown again or the network is back: reconnects
+   * at once instead of waiting for the backoff, or checks that the open socket still answers.
+   */
+  wake() {
+    this.connection.wake();
+  }
+
+  /** Test hook: drop the socket as a network failure would (the client reconnects and resumes). */
+  dropConnection() {
+    this.connection.dropConnection();
+  }
+
+  /** Close for good: no reconnect. Unfinished turns stay unfinished. */
+  close() {
+    this.connection.close();
+  }
+
+  /**
+   * @param {string} turnId
+   * @param {number | null} playedMs
+   */
+  _sendCancel(turnId, playedMs) {
+    this.connection.send(this.session.cancel(turnId, playedMs));
+  }
+
+  /** @param {import("./session.js").ClientEvent} event */
+  _onEvent(event) {
+    this.emit("event", event);
+    if (event.type === "rejected") this.emit("rejected", { code: event.code, message: event.message, turnId: event.turnId });
+    if (event.type === "protocol_error") this.emit("protocolError", { message: event.message });
+    if ("turnId" in event && event.turnId !== null) this.turns.get(event.turnId)?._apply(event);
+  }
+}
+
+/**
+ * Connect to the gateway. The socket opens at once; messages sent before it is open wait for it.
+ * @param {ConnectOptions} options
+ * @returns {RelayClient}
+ */
+export function connect(options) {
+  const client = new RelayClient(options);
+  client.connect();
+  return client;
+}

@@ -1,0 +1,21 @@
+// @kokoro-relay/client: the Kokoro Relay gateway protocol (docs/client-protocol.md) for browsers, React Native and
+// Node ≥ 20. No DOM, no runtime dependencies; WebSocket and timers are the platform's or injected.
+
+export { RelayClient, Turn, connect } from "./client.js";
+export { Connection, DEFAULT_BACKOFF, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
+export { Emitter } from "./emitter.js";
+export { PcmAssembler, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a } from "./pcm.js";
+export { PlatformError } from "./platform.js";
+export {
+  ClientSession,
+  ClientTurn,
+  MAX_PLAYED_MS,
+  STALL_RESUME_MS,
+  TurnOutcome,
+  TurnPhase,
+  newTurnId,
+  parseWords,
+  playedMsField,
+} from "./session.js";
+export { PcmSink } from "./sink.js";
+export { WebAudioSink } from "./web_audio_sink.js";

@@ -1,0 +1,63 @@
+// Where a turn's audio goes. The client calls begin(turnId) when a turn is sent, write(samples, sampleOffset)
+// for every piece of audio in order (exactly once each, contiguous: sampleOffset is the sum of the samples before),
+// end() when the turn's audio is complete, and stop() on a cancel or a failed turn. Turn.cancel() asks
+// playedMs() how much the listener heard.
+
+/**
+ * @typedef {object} AudioSink
+ * @property {(turnId: string) => void} [begin]  a new turn's audio starts (forget the previous stream)
+ * @property {(samples: Int16Array, sampleOffset: number) => void} write  PCM s16, 24 kHz, mono
+ * @property {() => void} [end]  the turn's audio is complete
+ * @property {() => void} stop  stop playback now and drop the rest of this turn's audio
+ * @property {() => number | null} playedMs  ms of the turn's audio actually played (null: unknown)
+ */
+
+/**
+ * The "give me PCM" sink: hands every piece of audio to a callback, for players that take buffers (a React
+ * Native PCM player, a file writer, a WAV encoder). Audio written after stop() and before the next begin() is
+ * dropped. playedMs comes from the player's own position when the app provides it.
+ * @implements {AudioSink}
+ */
+export class PcmSink {
+  /**
+   * @param {{onPcm: (samples: Int16Array, sampleOffset: number) => void, onStop?: () => void,
+   *          onEnd?: () => void, playedMs?: () => number | null}} options
+   */
+  constructor(options) {
+    if (typeof options?.onPcm !== "function") throw new TypeError("new PcmSink({onPcm}) needs a function that takes the samples");
+    this._options = options;
+    this.stopped = false;
+    /** Samples handed on in the current stream. */
+    this.samples = 0;
+  }
+
+  /** @param {string} _turnId */
+  begin(_turnId) {
+    this.stopped = false;
+    this.samples = 0;
+  }
+
+  /**
+   * @param {Int16Array} samples
+   * @param {number} sampleOffset
+   */
+  write(samples, sampleOffset) {
+    if (this.stopped) return;
+    this.samples += samples.length;
+    this._options.onPcm(samples, sampleOffset);
+  }
+
+  end() {
+    this._options.onEnd?.();
+  }
+
+  stop() {
+    if (this.stopped) return;
+    this.stopped = true;
+    this._options.onStop?.();
+  }
+
+  playedMs() {
+    return this._options.playedMs?.() ?? null;
+  }
+}

@@ -1,0 +1,261 @@
+/**
+ * Connect to the gateway. The socket opens at once; messages sent before it is open wait for it.
+ * @param {ConnectOptions} options
+ * @returns {RelayClient}
+ */
+export function connect(options: ConnectOptions): RelayClient;
+/**
+ * @typedef {object} ConnectOptions
+ * @property {string} url  the gateway's ws:// or wss:// URL (the token is added as ?token=)
+ * @property {() => string | Promise<string>} getToken  a JWT for the user; called again when it may have expired
+ *   or a handshake failed (refresh it there)
+ * @property {import("./sink.js").AudioSink} [sink]  where every turn's audio goes (default: nowhere; listen to
+ *   `audio` events instead)
+ * @property {import("./platform.js").WebSocketConstructor} [WebSocket]  needed where there is no global one
+ * @property {import("./platform.js").Timers} [timers]
+ * @property {{baseMs?: number, maxMs?: number, maxAttempts?: number}} [backoff]
+ * @property {number | null} [stallMs]
+ * @property {number} [probeMs]
+ * @property {number} [tokenSkewMs]  refresh a token whose exp is closer than this before a dial (default 10 s)
+ * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
+ */
+/**
+ * @typedef {object} SendOptions
+ * @property {string | null} [voice]  a voice or blend (default: the deployment's)
+ * @property {number} [speed]   0.25–4.0 (default 1.0)
+ * @property {"bidi" | "batch"} [mode]
+ * @property {boolean} [timings]  ask for word timings (`words` events)
+ * @property {string} [turnId]  default: a fresh random one
+ * @property {import("./sink.js").AudioSink | null} [sink]  this turn's sink (default: the client's)
+ */
+/**
+ * How a turn ended.
+ * @typedef {object} TurnResult
+ * @property {string} outcome  completed | cancelled | failed | rejected | expired
+ * @property {string | null} code  the error code when not completed/cancelled
+ * @property {string | null} message
+ * @property {string} text  the reply's text received
+ * @property {number} samples  audio samples received
+ */
+/**
+ * @typedef {object} TurnEvents
+ * @property {{text: string, seq: number}} text
+ * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
+ * @property {{words: import("./session.js").WordTiming[], seq: number}} words
+ * @property {{totalSamples: number, durationS: number}} audioEnd
+ * @property {{code: string, message: string, outcome: string}} error
+ * @property {TurnResult} end
+ */
+/** @extends {Emitter<TurnEvents>} */
+export class Turn extends Emitter<TurnEvents> {
+    /**
+     * @param {RelayClient} client
+     * @param {string} id
+     * @param {import("./sink.js").AudioSink | null} sink
+     */
+    constructor(client: RelayClient, id: string, sink: import("./sink.js").AudioSink | null);
+    id: string;
+    _client: RelayClient;
+    sink: import("./sink.js").AudioSink | null;
+    text: string;
+    samples: number;
+    /** @type {TurnResult | null} */
+    result: TurnResult | null;
+    /** @type {Promise<TurnResult>} */
+    done: Promise<TurnResult>;
+    _resolve: (result: TurnResult) => void;
+    /** Whether the turn has ended (its `end` was emitted). */
+    get finished(): boolean;
+    /**
+     * Stop the turn (barge-in): stop the sink at once and send `cancel` with how much of the audio was heard.
+     * `playedMs` defaults to the sink's playedMs() (null: the agent remembers the whole reply). Also worth calling
+     * after the turn's end while its audio still plays: the agent then cuts the reply it remembers.
+     * @param {number | null} [playedMs]
+     * @returns {number | null} the played_ms sent
+     */
+    cancel(playedMs?: number | null): number | null;
+    /** @param {import("./session.js").ClientEvent} event */
+    _apply(event: import("./session.js").ClientEvent): void;
+}
+/**
+ * @typedef {object} ClientEvents
+ * @property {{state: import("./connection.js").ConnectionState, detail: string}} state
+ * @property {{code: string, message: string, turnId: string | null}} rejected
+ * @property {{message: string}} protocolError
+ * @property {import("./session.js").ClientEvent} event  every session event (diagnostics)
+ */
+/** @extends {Emitter<ClientEvents>} */
+export class RelayClient extends Emitter<ClientEvents> {
+    /** @param {ConnectOptions} options */
+    constructor(options: ConnectOptions);
+    session: ClientSession;
+    sink: import("./sink.js").AudioSink | null;
+    /** @type {Map<string, Turn>} */
+    turns: Map<string, Turn>;
+    connection: Connection;
+    /** The connection's state: idle | connecting | open | reconnecting | closed. */
+    get state(): import("./connection.js").ConnectionState;
+    /**
+     * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
+     * it first). Throws a TypeError for a blank prompt.
+     * @param {string} prompt
+     * @param {SendOptions} [options]
+     * @returns {Turn}
+     */
+    send(prompt: string, options?: SendOptions): Turn;
+    /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
+     * sendMessages sent again after they were lost. */
+    get stats(): {
+        drops: number;
+        reconnects: number;
+        stallResumes: number;
+        tokenRequests: number;
+        deadSockets: number;
+        resends: number;
+    };
+    /** Dial now if not connected (send() also does). */
+    connect(): void;
+    /**
+     * Call when the app comes back to the foreground, the page is shown again or the network is back: reconnects
+     * at once instead of waiting for the backoff, or checks that the open socket still answers.
+     */
+    wake(): void;
+    /** Test hook: drop the socket as a network failure would (the client reconnects and resumes). */
+    dropConnection(): void;
+    /** Close for good: no reconnect. Unfinished turns stay unfinished. */
+    close(): void;
+    /**
+     * @param {string} turnId
+     * @param {number | null} playedMs
+     */
+    _sendCancel(turnId: string, playedMs: number | null): void;
+    /** @param {import("./session.js").ClientEvent} event */
+    _onEvent(event: import("./session.js").ClientEvent): void;
+}
+export type ConnectOptions = {
+    /**
+     * the gateway's ws:// or wss:// URL (the token is added as ?token=)
+     */
+    url: string;
+    /**
+     * a JWT for the user; called again when it may have expired
+     * or a handshake failed (refresh it there)
+     */
+    getToken: () => string | Promise<string>;
+    /**
+     * where every turn's audio goes (default: nowhere; listen to
+     * `audio` events instead)
+     */
+    sink?: import("./sink.js").AudioSink | undefined;
+    /**
+     * needed where there is no global one
+     */
+    WebSocket?: import("./platform.js").WebSocketConstructor | undefined;
+    timers?: import("./platform.js").Timers | undefined;
+    backoff?: {
+        baseMs?: number;
+        maxMs?: number;
+        maxAttempts?: number;
+    } | undefined;
+    stallMs?: number | null | undefined;
+    probeMs?: number | undefined;
+    /**
+     * refresh a token whose exp is closer than this before a dial (default 10 s)
+     */
+    tokenSkewMs?: number | undefined;
+    /**
+     * the backoff's jitter source, in [0, 1) (default Math.random)
+     */
+    random?: (() => number) | undefined;
+};
+export type SendOptions = {
+    /**
+     * a voice or blend (default: the deployment's)
+     */
+    voice?: string | null | undefined;
+    /**
+     * 0.25–4.0 (default 1.0)
+     */
+    speed?: number | undefined;
+    mode?: "bidi" | "batch" | undefined;
+    /**
+     * ask for word timings (`words` events)
+     */
+    timings?: boolean | undefined;
+    /**
+     * default: a fresh random one
+     */
+    turnId?: string | undefined;
+    /**
+     * this turn's sink (default: the client's)
+     */
+    sink?: import("./sink.js").AudioSink | null | undefined;
+};
+/**
+ * How a turn ended.
+ */
+export type TurnResult = {
+    /**
+     * completed | cancelled | failed | rejected | expired
+     */
+    outcome: string;
+    /**
+     * the error code when not completed/cancelled
+     */
+    code: string | null;
+    message: string | null;
+    /**
+     * the reply's text received
+     */
+    text: string;
+    /**
+     * audio samples received
+     */
+    samples: number;
+};
+export type TurnEvents = {
+    text: {
+        text: string;
+        seq: number;
+    };
+    audio: {
+        samples: Int16Array;
+        sampleOffset: number;
+        seq: number;
+    };
+    words: {
+        words: import("./session.js").WordTiming[];
+        seq: number;
+    };
+    audioEnd: {
+        totalSamples: number;
+        durationS: number;
+    };
+    error: {
+        code: string;
+        message: string;
+        outcome: string;
+    };
+    end: TurnResult;
+};
+export type ClientEvents = {
+    state: {
+        state: import("./connection.js").ConnectionState;
+        detail: string;
+    };
+    rejected: {
+        code: string;
+        message: string;
+        turnId: string | null;
+    };
+    protocolError: {
+        message: string;
+    };
+    /**
+     * every session event (diagnostics)
+     */
+    event: import("./session.js").ClientEvent;
+};
+import { Emitter } from "./emitter.js";
+import { ClientSession } from "./session.js";
+import { Connection } from "./connection.js";

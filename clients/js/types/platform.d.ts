@@ -1,0 +1,60 @@
+/**
+ * The WebSocket constructor to use: the injected one, else the global one.
+ * @param {WebSocketConstructor | undefined} injected
+ * @returns {WebSocketConstructor}
+ */
+export function webSocketImpl(injected: WebSocketConstructor | undefined): WebSocketConstructor;
+/**
+ * The timers to use: the injected ones, else the global setTimeout/clearTimeout.
+ * @param {Timers | undefined} injected
+ * @returns {Timers}
+ */
+export function timersImpl(injected: Timers | undefined): Timers;
+/**
+ * The part of the WHATWG WebSocket the library uses (browsers, React Native, Node's global, `ws`).
+ * @typedef {object} WebSocketLike
+ * @property {number} readyState
+ * @property {(data: string) => void} send
+ * @property {(code?: number, reason?: string) => void} close
+ * @property {((event: any) => void) | null} onopen
+ * @property {((event: {data: unknown}) => void) | null} onmessage
+ * @property {((event: {code: number, reason?: string}) => void) | null} onclose
+ * @property {((event: any) => void) | null} onerror
+ */
+/** @typedef {new (url: string) => WebSocketLike} WebSocketConstructor */
+/**
+ * Timers (the platform's setTimeout/clearTimeout by default; a test injects fake ones).
+ * @typedef {{setTimeout: (fn: () => void, ms: number) => unknown, clearTimeout: (handle: any) => void}} Timers
+ */
+/** WebSocket.OPEN, the same number on every platform. */
+export const OPEN: 1;
+/** Raised when the platform lacks something the library needs and the app did not inject it. */
+export class PlatformError extends Error {
+    /** @param {string} message */
+    constructor(message: string);
+}
+/**
+ * The part of the WHATWG WebSocket the library uses (browsers, React Native, Node's global, `ws`).
+ */
+export type WebSocketLike = {
+    readyState: number;
+    send: (data: string) => void;
+    close: (code?: number, reason?: string) => void;
+    onopen: ((event: any) => void) | null;
+    onmessage: ((event: {
+        data: unknown;
+    }) => void) | null;
+    onclose: ((event: {
+        code: number;
+        reason?: string;
+    }) => void) | null;
+    onerror: ((event: any) => void) | null;
+};
+export type WebSocketConstructor = new (url: string) => WebSocketLike;
+/**
+ * Timers (the platform's setTimeout/clearTimeout by default; a test injects fake ones).
+ */
+export type Timers = {
+    setTimeout: (fn: () => void, ms: number) => unknown;
+    clearTimeout: (handle: any) => void;
+};

@@ -1,0 +1,225 @@
+/**
+ * A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
+ * crypto.getRandomValues where the platform has it (browsers, Node, React Native with a polyfill), Math.random
+ * otherwise: a turn id must be unique among the user's turns, not secret.
+ */
+export function newTurnId(): string;
+/**
+ * A cancel's `played_ms`: a whole number of ms within 0..MAX_PLAYED_MS (relay_core.word_timings.parse_played_ms).
+ * @param {number} playedMs
+ */
+export function playedMsField(playedMs: number): number;
+/**
+ * The `words` of a word_timings message, or null if any entry is malformed (relay_core.word_timings checks).
+ * @param {unknown} value
+ * @returns {WordTiming[] | null}
+ */
+export function parseWords(value: unknown): WordTiming[] | null;
+/**
+ * @typedef {{type: "accepted", turnId: string}
+ *   | {type: "turn_started", turnId: string, mode: string, model: string}
+ *   | {type: "text_received", turnId: string, seq: number, text: string}
+ *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
+ *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
+ *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[]}
+ *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
+ *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
+ *   | {type: "rejected", code: string, message: string, turnId: string | null}
+ *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
+ *   | {type: "duplicate_ignored", turnId: string, seq: number}
+ *   | {type: "protocol_error", message: string}} ClientEvent
+ */
+/**
+ * One written word and the span of its speech, in seconds on the turn's audio timeline
+ * (relay_core.word_timings.WordTiming).
+ * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
+ */
+/**
+ * relay_core.client_session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
+ * unfinished turn, on a socket still open, sends that turn's `resume` on the same connection
+ * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
+ */
+export const STALL_RESUME_MS: 10000;
+/** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
+export const MAX_PLAYED_MS: number;
+/** relay_core.client_session.TurnPhase */
+export const TurnPhase: Readonly<{
+    SENT: "sent";
+    ACTIVE: "active";
+    ENDED: "ended";
+}>;
+/** relay_core.client_session.TurnOutcome */
+export const TurnOutcome: Readonly<{
+    COMPLETED: "completed";
+    CANCELLED: "cancelled";
+    FAILED: "failed";
+    REJECTED: "rejected";
+    EXPIRED: "expired";
+}>;
+/** What the client holds of one turn (relay_core.client_session.ClientTurn). */
+export class ClientTurn {
+    /** @param {string} turnId */
+    constructor(turnId: string);
+    turnId: string;
+    /** @type {string} one of TurnPhase */
+    phase: string;
+    /** The last seq applied; every message up to it was applied exactly once (-1: none yet). */
+    lastSeq: number;
+    /** @type {string | null} */
+    outcome: string | null;
+    /** @type {string | null} */
+    errorCode: string | null;
+    samples: number;
+    sampleRate: number;
+    gapReported: boolean;
+    resumePending: boolean;
+    gaps: number;
+    duplicates: number;
+    /** @type {WordTiming[]} every word timing applied so far (only when the turn asked for timings) */
+    words: WordTiming[];
+    _pcm: PcmAssembler;
+    get finished(): boolean;
+}
+export class ClientSession {
+    /** @type {Map<string, ClientTurn>} every turn, oldest first */
+    turns: Map<string, ClientTurn>;
+    /** @type {string | null} the turn this page started last */
+    currentTurnId: string | null;
+    /** The turn this page started last, or null. */
+    get current(): ClientTurn | null;
+    /** The unfinished turns (resume these after a reconnect). */
+    get unfinishedTurns(): ClientTurn[];
+    /**
+     * The `sendMessage` for a new turn. The client picks the turn id so the turn can be resumed even if the
+     * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
+     * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
+     * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string,
+     *          timings?: boolean}} turn
+     * @returns {string}
+     */
+    sendMessage(turn: {
+        prompt: string;
+        voice?: string | null;
+        speed?: number;
+        mode?: string;
+        turnId?: string;
+        timings?: boolean;
+    }): string;
+    /**
+     * The `cancel` to send (turnId null: the user's running turn). The turn ends when its terminal message
+     * (agent_end with status cancelled) arrives. `playedMs`: how many ms of the turn's audio the listener heard
+     * (the agent then remembers only the words heard); null: not said.
+     * @param {string | null} [turnId]
+     * @param {number | null} [playedMs]
+     */
+    cancel(turnId?: string | null, playedMs?: number | null): string;
+    /**
+     * The `resume` for an unfinished turn: everything after its last applied seq. Throws for a finished or
+     * unknown turn.
+     * @param {string} turnId
+     */
+    resume(turnId: string): string;
+    /** A `resume` for every unfinished turn: send them on a new connection after a reconnect. */
+    resumeAll(): string[];
+    /**
+     * Apply one gateway message; the events it causes, in order.
+     * @param {string} data
+     * @returns {ClientEvent[]}
+     */
+    receive(data: string): ClientEvent[];
+    /** @param {string} turnId */
+    _turnFor(turnId: string): ClientTurn;
+    /**
+     * @param {any} msg an error without seq
+     * @returns {ClientEvent[]}
+     */
+    _onRejected(msg: any): ClientEvent[];
+    /**
+     * @param {any} msg a turn message (has turn_id and seq)
+     * @returns {ClientEvent[]}
+     */
+    _onTurnMessage(msg: any): ClientEvent[];
+    /**
+     * The event for the next message of a turn; a protocol_error (and no change) if it is inconsistent.
+     * @param {ClientTurn} turn
+     * @param {any} msg
+     * @returns {ClientEvent}
+     */
+    _apply(turn: ClientTurn, msg: any): ClientEvent;
+    /**
+     * @param {ClientTurn} turn
+     * @param {any} msg
+     * @returns {ClientEvent}
+     */
+    _applyAudio(turn: ClientTurn, msg: any): ClientEvent;
+}
+export type ClientEvent = {
+    type: "accepted";
+    turnId: string;
+} | {
+    type: "turn_started";
+    turnId: string;
+    mode: string;
+    model: string;
+} | {
+    type: "text_received";
+    turnId: string;
+    seq: number;
+    text: string;
+} | {
+    type: "audio_started";
+    turnId: string;
+    voice: string;
+    format: string;
+    sampleRate: number;
+    channels: number;
+} | {
+    type: "audio_received";
+    turnId: string;
+    seq: number;
+    sampleOffset: number;
+    samples: Int16Array;
+} | {
+    type: "words_received";
+    turnId: string;
+    seq: number;
+    words: WordTiming[];
+} | {
+    type: "audio_ended";
+    turnId: string;
+    totalSamples: number;
+    durationS: number;
+} | {
+    type: "turn_ended";
+    turnId: string;
+    outcome: string;
+    code: string | null;
+    message: string | null;
+} | {
+    type: "rejected";
+    code: string;
+    message: string;
+    turnId: string | null;
+} | {
+    type: "gap_detected";
+    turnId: string;
+    expectedSeq: number;
+    receivedSeq: number;
+} | {
+    type: "duplicate_ignored";
+    turnId: string;
+    seq: number;
+} | {
+    type: "protocol_error";
+    message: string;
+};
+/**
+ * One written word and the span of its speech, in seconds on the turn's audio timeline
+ * (relay_core.word_timings.WordTiming).
+ */
+export type WordTiming = {
+    word: string;
+    start_s: number;
+    end_s: number;
+};
+import { PcmAssembler } from "./pcm.js";

@@ -1,0 +1,67 @@
+/**
+ * @typedef {object} AudioSink
+ * @property {(turnId: string) => void} [begin]  a new turn's audio starts (forget the previous stream)
+ * @property {(samples: Int16Array, sampleOffset: number) => void} write  PCM s16, 24 kHz, mono
+ * @property {() => void} [end]  the turn's audio is complete
+ * @property {() => void} stop  stop playback now and drop the rest of this turn's audio
+ * @property {() => number | null} playedMs  ms of the turn's audio actually played (null: unknown)
+ */
+/**
+ * The "give me PCM" sink: hands every piece of audio to a callback, for players that take buffers (a React
+ * Native PCM player, a file writer, a WAV encoder). Audio written after stop() and before the next begin() is
+ * dropped. playedMs comes from the player's own position when the app provides it.
+ * @implements {AudioSink}
+ */
+export class PcmSink implements AudioSink {
+    /**
+     * @param {{onPcm: (samples: Int16Array, sampleOffset: number) => void, onStop?: () => void,
+     *          onEnd?: () => void, playedMs?: () => number | null}} options
+     */
+    constructor(options: {
+        onPcm: (samples: Int16Array, sampleOffset: number) => void;
+        onStop?: () => void;
+        onEnd?: () => void;
+        playedMs?: () => number | null;
+    });
+    _options: {
+        onPcm: (samples: Int16Array, sampleOffset: number) => void;
+        onStop?: () => void;
+        onEnd?: () => void;
+        playedMs?: () => number | null;
+    };
+    stopped: boolean;
+    /** Samples handed on in the current stream. */
+    samples: number;
+    /** @param {string} _turnId */
+    begin(_turnId: string): void;
+    /**
+     * @param {Int16Array} samples
+     * @param {number} sampleOffset
+     */
+    write(samples: Int16Array, sampleOffset: number): void;
+    end(): void;
+    stop(): void;
+    playedMs(): number | null;
+}
+export type AudioSink = {
+    /**
+     * a new turn's audio starts (forget the previous stream)
+     */
+    begin?: ((turnId: string) => void) | undefined;
+    /**
+     * PCM s16, 24 kHz, mono
+     */
+    write: (samples: Int16Array, sampleOffset: number) => void;
+    /**
+     * the turn's audio is complete
+     */
+    end?: (() => void) | undefined;
+    /**
+     * stop playback now and drop the rest of this turn's audio
+     */
+    stop: () => void;
+    /**
+     * ms of the turn's audio actually played (null: unknown)
+     */
+    playedMs: () => number | null;
+};

@@ -1,0 +1,178 @@
+/**
+ * The part of an AudioBuffer the sink uses.
+ * @typedef {{getChannelData: (channel: number) => Float32Array}} AudioBufferLike
+ */
+/**
+ * The part of an AudioBufferSourceNode the sink uses.
+ * @typedef {object} AudioSourceLike
+ * @property {AudioBufferLike | null} buffer
+ * @property {(destination: any) => void} connect
+ * @property {() => void} disconnect
+ * @property {(when?: number) => void} start
+ * @property {(when?: number) => void} stop
+ * @property {(() => void) | null} onended
+ */
+/**
+ * The part of an AudioContext the sink uses (browsers' AudioContext, react-native-audio-api's AudioContext).
+ * @typedef {object} AudioContextLike
+ * @property {number} currentTime
+ * @property {string} state
+ * @property {unknown} destination
+ * @property {() => Promise<void>} [resume]
+ * @property {(channels: number, length: number, sampleRate: number) => AudioBufferLike} createBuffer
+ * @property {() => AudioSourceLike} createBufferSource
+ */
+/** Seconds between "now" and the first buffer of a stream (and after an underrun). */
+export const DEFAULT_LEAD_S: 0.08;
+/**
+ * @typedef {object} ScheduledBuffer
+ * @property {number} start   context time (s) at which the buffer starts
+ * @property {number} frames  samples in the buffer
+ * @property {number} offset  index of its first sample in the stream
+ * @property {boolean} afterUnderrun whether it was pushed later than the previous buffer's end
+ * @property {number} at      context time when it was scheduled
+ */
+/** @typedef {import("./sink.js").AudioSink} AudioSink */
+/** @implements {AudioSink} */
+export class WebAudioSink implements AudioSink {
+    /**
+     * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => AudioContextLike}} [options]
+     *   createContext: default `new AudioContext({sampleRate, latencyHint: "interactive"})` from the global scope
+     */
+    constructor(options?: {
+        sampleRate?: number;
+        leadS?: number;
+        createContext?: (rate: number) => AudioContextLike;
+    });
+    sampleRate: number;
+    leadS: number;
+    _createContext: (rate: number) => AudioContextLike;
+    /** @type {AudioContextLike | null} */
+    context: AudioContextLike | null;
+    /** @type {Set<AudioSourceLike>} */
+    _sources: Set<AudioSourceLike>;
+    _nextTime: number;
+    stopped: boolean;
+    /** @type {number | null} the stream's position when stop() was called (null while not stopped) */
+    _stoppedAt: number | null;
+    /** @type {ScheduledBuffer[]} */
+    scheduled: ScheduledBuffer[];
+    /** @type {Int16Array[]} */
+    _samples: Int16Array[];
+    sampleCount: number;
+    digest: number;
+    underruns: number;
+    _resetRecord(): void;
+    /** The context, created on first use (call from a tap or click handler so the browser lets it play). */
+    ensureContext(): AudioContextLike;
+    /**
+     * Unlock audio on a phone: call inside the first tap's handler. Mobile browsers keep an AudioContext suspended
+     * until a gesture resumes it and a sound starts; this resumes it and plays one silent sample.
+     */
+    unlock(): string;
+    /**
+     * @param {Int16Array} samples
+     * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
+     */
+    write(samples: Int16Array, _sampleOffset: number): void;
+    /** ms of the stream played by the schedule (playedSeconds), rounded. */
+    playedMs(): number;
+    /** Start a new stream (a new turn): forget the schedule record and accept audio again. */
+    /** @param {string} [_turnId] */
+    begin(_turnId?: string): void;
+    /**
+     * Schedule samples right after what is already scheduled. Returns the buffer's start time, or null
+     * when the player was stopped (audio after a cancel is dropped).
+     * @param {Int16Array} samples
+     * @returns {number | null}
+     */
+    enqueue(samples: Int16Array): number | null;
+    /**
+     * Keep what was actually handed to Web Audio: the buffer's float samples, converted back to int16
+     * (exact: every s16 value / 32768 is a float32).
+     * @param {AudioBufferLike} buffer
+     * @param {number} start
+     * @param {boolean} afterUnderrun
+     * @param {number} at
+     */
+    _record(buffer: AudioBufferLike, start: number, afterUnderrun: boolean, at: number): void;
+    /** Stop playback at once: every scheduled source is stopped and later audio of this stream is dropped. */
+    stop(): void;
+    /**
+     * How many seconds of this stream's audio have played, by the schedule (not the wall clock): the stream
+     * position of the context's clock, where the stream's sample n sits at n / sampleRate s. It counts the
+     * buffers whose start time the clock has passed, so time spent in an underrun does not count. Frozen at the
+     * position of stop(). This is the turn's caption clock, and what a cancel's played_ms reports.
+     * @param {number} [now] context time (default: the context's currentTime)
+     */
+    playedSeconds(now?: number): number;
+    /** Whether audio is still playing or scheduled to play. */
+    get playing(): boolean;
+    /** Sources started and not yet ended or stopped. */
+    get activeSources(): number;
+    /** Context time at which everything scheduled so far ends. */
+    get endTime(): number;
+    /** Every sample scheduled in this stream, in order (test hook). */
+    scheduledSamples(): Int16Array<ArrayBuffer>;
+    /**
+     * Scheduling faults: consecutive buffers that do not start exactly where the previous one ended, other
+     * than after a counted underrun (test hook; empty when playback is gapless).
+     * @param {number} [toleranceS]
+     */
+    scheduleGaps(toleranceS?: number): {
+        index: number;
+        expected: number;
+        start: number;
+    }[];
+}
+/**
+ * The part of an AudioBuffer the sink uses.
+ */
+export type AudioBufferLike = {
+    getChannelData: (channel: number) => Float32Array;
+};
+/**
+ * The part of an AudioBufferSourceNode the sink uses.
+ */
+export type AudioSourceLike = {
+    buffer: AudioBufferLike | null;
+    connect: (destination: any) => void;
+    disconnect: () => void;
+    start: (when?: number) => void;
+    stop: (when?: number) => void;
+    onended: (() => void) | null;
+};
+/**
+ * The part of an AudioContext the sink uses (browsers' AudioContext, react-native-audio-api's AudioContext).
+ */
+export type AudioContextLike = {
+    currentTime: number;
+    state: string;
+    destination: unknown;
+    resume?: (() => Promise<void>) | undefined;
+    createBuffer: (channels: number, length: number, sampleRate: number) => AudioBufferLike;
+    createBufferSource: () => AudioSourceLike;
+};
+export type ScheduledBuffer = {
+    /**
+     * context time (s) at which the buffer starts
+     */
+    start: number;
+    /**
+     * samples in the buffer
+     */
+    frames: number;
+    /**
+     * index of its first sample in the stream
+     */
+    offset: number;
+    /**
+     * whether it was pushed later than the previous buffer's end
+     */
+    afterUnderrun: boolean;
+    /**
+     * context time when it was scheduled
+     */
+    at: number;
+};
+export type AudioSink = import("./sink.js").AudioSink;

@@ -1,0 +1,87 @@
+// connect()/RelayClient/Turn (clients/js/src/client.js) on a scripted WebSocket: a turn's events come out in
+// order and once through a drop and resume, audio goes to the sink, cancel() reports the sink's played ms.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { PcmSink, base64ToBytes, connect } from "../../clients/js/src/index.js";
+import { FakeSocket, ManualTimers, flush } from "./fakes.mjs";
+
+const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
+const byName = (prefix) => cases.find((c) => c.name.startsWith(prefix));
+const TURN_ID = "t-fixture0000000000000001";
+
+async function client(options = {}) {
+  FakeSocket.all = [];
+  const timers = new ManualTimers();
+  const relay = connect({ url: "ws://h/ws", getToken: () => "tok", WebSocket: /** @type {any} */ (FakeSocket), timers, random: () => 0, ...options });
+  await flush();
+  FakeSocket.all[0].open();
+  return { relay, timers };
+}
+
+test("client: connect() checks its options with messages that say what to pass", () => {
+  assert.throws(() => connect(/** @type {any} */ ({ url: "http://h", getToken: () => "t" })), /ws:\/\/ or wss:\/\//);
+  assert.throws(() => connect(/** @type {any} */ ({ url: "ws://h" })), /getToken/);
+});
+
+test("client: a turn emits text, audio (with sampleOffset) and end, once each, through a drop and resume", async () => {
+  const fixture = byName("dropped connection mid-turn");
+  const { relay, timers } = await client();
+  const written = [];
+  const sink = new PcmSink({ onPcm: (samples, offset) => written.push([offset, samples.length]) });
+  const turn = relay.send("hi", { turnId: TURN_ID, sink, timings: true });
+  const seen = { text: "", audio: [], ends: 0 };
+  turn.on("text", (e) => (seen.text += e.text));
+  turn.on("audio", (e) => seen.audio.push(e));
+  turn.on("end", () => (seen.ends += 1));
+  assert.equal(FakeSocket.all[0].sentJson()[0].timings, true);
+  let socket = FakeSocket.all[0];
+  for (const step of fixture.steps) {
+    if (step.receive) socket.deliver(step.receive);
+    if (step.resume) {
+      socket.close(1006); // the network drops here; the client reconnects and resumes by itself
+      timers.advance(0);
+      await flush();
+      socket = FakeSocket.all.at(-1);
+      socket.open();
+      assert.deepEqual(socket.sentJson(), [JSON.parse(step.resume)]);
+    }
+  }
+  const result = await turn.done;
+  assert.equal(result.outcome, fixture.expect.outcome);
+  assert.equal(seen.text, fixture.expect.text);
+  assert.equal(seen.ends, 1);
+  const pcm = base64ToBytes(fixture.expect.pcm_b64);
+  let offset = 0;
+  for (const e of seen.audio) {
+    assert.equal(e.sampleOffset, offset, "contiguous");
+    assert.ok(e.samples instanceof Int16Array);
+    offset += e.samples.length;
+  }
+  assert.equal(offset * 2, pcm.length);
+  assert.deepEqual(written, seen.audio.map((e) => [e.sampleOffset, e.samples.length]));
+});
+
+test("client: a failed turn emits error then end; cancel() sends the sink's played ms and stops it", async () => {
+  const { relay } = await client();
+  let stopped = 0;
+  const sink = new PcmSink({ onPcm: () => undefined, onStop: () => (stopped += 1), playedMs: () => 1234.4 });
+  const turn = relay.send("hi", { turnId: TURN_ID, sink });
+  const order = [];
+  turn.on("error", (e) => order.push(`error:${e.code}`));
+  turn.on("end", (e) => order.push(`end:${e.outcome}`));
+  assert.equal(turn.cancel(), 1234.4);
+  assert.equal(stopped, 1);
+  const cancel = FakeSocket.all[0].sentJson().at(-1);
+  assert.deepEqual(cancel, { action: "cancel", turn_id: TURN_ID, played_ms: 1234 });
+  FakeSocket.all[0].deliver(JSON.stringify({ type: "error", turn_id: TURN_ID, seq: 0, code: "agent_unavailable", message: "try again shortly" }));
+  assert.deepEqual(order, ["error:agent_unavailable", "end:failed"]);
+  assert.equal((await turn.done).code, "agent_unavailable");
+});
+
+test("client: a blank prompt is refused before anything is sent", async () => {
+  const { relay } = await client();
+  assert.throws(() => relay.send("  "), /non-blank/);
+  assert.deepEqual(FakeSocket.all[0].sent, []);
+});
