@@ -151,6 +151,8 @@ class TurnView {
     this.ttfb = part("ttfb");
     this.ttfa = part("ttfa");
     this.audioSeconds = part("audio-seconds");
+    /** the model that answered, from the turn's agent_start (e.g. "bedrock:local.smollm2-135m-instruct") */
+    this.model = part("model");
     for (const id of CURRENT_IDS) document.getElementById(id)?.removeAttribute("id");
     this.reply.id = "reply";
     this.statusEl.id = "turn-status";
@@ -203,6 +205,15 @@ function renderMetrics(view) {
   view.audioSeconds.textContent = `${(view.samples / player.sampleRate).toFixed(2)} s`;
   view.statusEl.textContent = view.status;
   view.statusEl.dataset.status = view.status;
+}
+
+/**
+ * Say which model answered (every turn's agent_start names it).
+ * @param {TurnView} view
+ * @param {string} model
+ */
+function showModel(view, model) {
+  view.model.textContent = model || "–";
 }
 
 /** Keep the newest text in sight while it streams, unless the reader scrolled up. */
@@ -366,6 +377,7 @@ function onDirectEvent(event) {
   switch (event.type) {
     case "turn_started":
       if (view.status === "sending") view.status = "streaming";
+      showModel(view, event.model);
       break;
     case "text_received":
       appendText(view, event.text);
@@ -394,6 +406,7 @@ function ensureClient(config) {
   client.on("rejected", ({ code, message }) => showNotice(`${message} (${code})`));
   client.on("protocolError", ({ message }) => console.warn("relay:", message));
   client.on("event", (event) => {
+    if (turn !== null && event.type === "turn_started" && event.turnId === turn.id) showModel(turn, event.model);
     if (turn !== null && event.type === "accepted" && event.turnId === turn.id && turn.status === "sending") {
       turn.status = "streaming";
       renderMetrics(turn);

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from relay_core import limits
-from relay_core.agent_events import AudioChunk, TextDelta, parse_event
+from relay_core.agent_events import AgentStart, AudioChunk, TextDelta, parse_event
 from relay_core.audio import b64decode
 from relay_core.client_session import ClientSession, TurnOutcome
 from relay_core.sse import SseDecoder
@@ -229,6 +229,7 @@ def test_turn_schedules_exactly_the_samples_the_gateway_sent(client_page: Client
     for metric in ("#ttfb", "#ttfa"):
         assert page.inner_text(metric).endswith(" ms"), metric
     assert float(page.inner_text("#ttfa").removesuffix(" ms")) >= float(page.inner_text("#ttfb").removesuffix(" ms"))
+    assert "local.echo" in page.locator(".model").last.inner_text(), "the page says which model answered"
     sent = wire.sent_actions()
     assert [m["action"] for m in sent] == ["sendMessage"]
     assert sent[0]["turn_id"] == turn.turn_id
@@ -310,6 +311,7 @@ def test_direct_agent_sse_mode_plays_the_agents_audio(client_page: ClientPage) -
     assert_gapless(schedule(page))
     assert page.inner_text("#reply") == text
     assert client_page.wire.sent == [], "local mode must not use the gateway"
+    assert page.locator(".model").last.inner_text() == next(e.model for e in events if isinstance(e, AgentStart))
     screenshot(page, "web-client-direct.png")
 
 
