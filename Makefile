@@ -10,7 +10,7 @@ UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
 
-.PHONY: setup demo up preflight synth deploy destroy cdk-cli bench-gateway bench-sagemaker bench-intelligibility test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-torch clean
+.PHONY: setup demo up preflight synth deploy destroy cdk-cli bench-gateway bench-sagemaker bench-intelligibility test lint typecheck unit browser web-test web-typecheck bench bench-ttfa bench-concurrency bench-server bench-agent bench-llm bench-torch clean
 
 setup:
 	@python3 -m uv --version >/dev/null 2>&1 || python3 -m pip install --quiet --disable-pip-version-check uv
@@ -23,9 +23,11 @@ demo: setup
 
 # Keep the local stack running (web client, gateway, functions, agent, TTS) until Ctrl-C.
 # UP_ARGS: more options for relay up, e.g. UP_ARGS="--web-port 0 --gateway-port 0 --aws-port 0".
+# UP_MODEL: smollm2 (a real 135M LLM on CPU, through the local Bedrock stand-in) or speak (the echo model, no LLM).
 UP_ARGS ?=
+UP_MODEL ?= smollm2
 up: setup
-	$(UV) run relay up $(UP_ARGS)
+	$(UV) run relay up --model $(UP_MODEL) $(UP_ARGS)
 
 # ---- AWS deployment (relay_infra; docs/deploy.md). The CDK CLI is pinned in infra/package-lock.json. ----
 CDK := cd infra && CDK_DISABLE_CLI_TELEMETRY=true npx --no-install cdk
@@ -90,6 +92,9 @@ bench-server: setup
 
 bench-agent: setup
 	$(UV) run python bench/bench_agent_ttfa.py
+
+bench-llm: setup
+	$(UV) run python bench/bench_local_llm.py
 
 # Whisper WER with every first-sound policy on vs off, and word-timing agreement with Whisper (docs/benchmarks.md §9).
 bench-intelligibility: setup

@@ -150,3 +150,39 @@ def test_the_openai_compatible_route_streams_the_same_model(bedrock_env: Any) ->
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 6
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="gpt-9", messages=[{"role": "user", "content": "x"}])
+
+
+def test_python_m_relay_local_bedrock_serves_until_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in on its own (for ``voice-agent`` started by hand): it prints the variable to set, answers the
+    real client there, and stops on SIGINT with status 0."""
+    import re  # noqa: PLC0415
+    import signal  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "relay_local.bedrock", "--port", str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        match = re.search(r"AWS_ENDPOINT_URL_BEDROCK_RUNTIME=(\S+)", line)
+        assert match is not None, line
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", match.group(1))
+        for name, value in (
+            ("AWS_ACCESS_KEY_ID", "x"),
+            ("AWS_SECRET_ACCESS_KEY", "x"),
+            ("AWS_DEFAULT_REGION", "us-east-1"),
+        ):
+            monkeypatch.setenv(name, value)
+        answer = _client().converse(modelId=ECHO_MODEL_ID, messages=USER, additionalModelRequestFields=FAST)
+        assert answer["output"]["message"]["content"][0]["text"] == TEXT
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=20) == 0
+    finally:
+        server.kill()
+        server.wait()
