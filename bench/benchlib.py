@@ -99,14 +99,20 @@ def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float =
 def run_agent(
     tts_ws_url: str, *, env: dict[str, str] | None = None, timeout_s: float = 60.0
 ) -> Iterator[ServerProcess]:
-    """Start ``voice-agent`` (the offline speak model) on a free loopback port, speaking through the TTS session at
-    ``tts_ws_url``; wait for a healthy /ping, stop it afterwards. In AWS the agent runs in its own microVM: as a
-    process of its own here, its work and a caller's (e.g. the gateway's functions) do not share one interpreter."""
+    """Start ``voice-agent`` (the speak model: ``local.echo`` through the Bedrock API) on a free loopback port,
+    speaking through the TTS session at ``tts_ws_url``, its Bedrock calls going to a local Bedrock stand-in served
+    from this process (``AWS_ENDPOINT_URL_BEDROCK_RUNTIME`` in its environment); wait for a healthy /ping, stop both
+    afterwards. In AWS the agent runs in its own microVM: as a process of its own here, its work and a caller's (e.g.
+    the gateway's functions) do not share one interpreter."""
+    from relay_local.bedrock import BedrockStandIn, bedrock_environment  # noqa: PLC0415
+
     port = free_port()
     exe = Path(sys.executable).with_name("voice-agent")
     command = [str(exe), "--host", "127.0.0.1", "--port", str(port), "--tts-url", tts_ws_url, "--log-level", "WARNING"]
-    with _serve(command, env=env, port=port, timeout_s=timeout_s) as server:
-        yield server
+    with BedrockStandIn() as bedrock:
+        agent_env = {**bedrock_environment(bedrock.endpoint_url), **(env or {})}
+        with _serve(command, env=agent_env, port=port, timeout_s=timeout_s) as server:
+            yield server
 
 
 @contextlib.contextmanager
