@@ -2,15 +2,20 @@
 arguments, ``--help``, an unknown flag, empty and out-of-range option values. A usage error exits 2 with one line
 on stderr that names the option; a runtime failure exits 1 with one line that says what to do; never a traceback,
 never a file written. Commands that serve until Ctrl-C with no arguments (``relay up``, ``kokoro-server``,
-``voice-agent``) are not run bare here: ``relay up``'s Ctrl-C is tests/local/test_relay_commands.py's.
+``voice-agent``) are not run bare here: ``relay up``'s Ctrl-C is tests/local/test_relay_commands.py's, the two
+servers' is the last test below.
 The processes run four at a time, with no AWS credentials and the instance metadata service off.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -129,3 +134,46 @@ def test_every_command_answers_mistakes_with_one_line_and_the_right_status(tmp_p
             wrong.append(f"{' '.join(argv)} --help: exit {done.returncode}, {done.stderr[-300:]!r}")
     assert wrong == [], "\n".join(wrong)
     assert list(tmp_path.iterdir()) == []  # nothing written by any of them
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["kokoro-server", "voice-agent"])
+def test_a_server_stops_on_two_quick_ctrl_c_with_exit_0_and_no_traceback(command: str, tmp_path: Path) -> None:
+    """Ctrl-C reaches the whole process group, so a server gets it twice (and an impatient user adds more)."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(BIN / command), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=_env(),
+        cwd=tmp_path,
+        start_new_session=True,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/ping", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        for _ in range(2):
+            os.killpg(process.pid, signal.SIGINT)
+            time.sleep(0.05)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err[-2000:]
+    assert "Traceback" not in err
+    with socket.socket() as probe:
+        assert probe.connect_ex(("127.0.0.1", port)) != 0  # nothing left listening

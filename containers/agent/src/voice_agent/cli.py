@@ -9,11 +9,14 @@ Bedrock stand-in (AWS_ENDPOINT_URL_BEDROCK_RUNTIME; relay up and relay speak sta
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import importlib.metadata
 import os
 import sys
 from collections.abc import Mapping
+from types import FrameType
+from typing import Any
 
 from relay_core import agent_defaults
 from relay_core.cli_usage import UsageParser
@@ -79,8 +82,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from voice_agent.app import create_app  # noqa: PLC0415 - after logging is configured, so it logs once
 
-    create_app(config).run(port=server.port, host=server.host)
+    serve(create_app(config), host=server.host, port=server.port)
     return 0
+
+
+def serve(app: Any, *, host: str, port: int) -> None:
+    """Serve the AgentCore app under uvicorn (as ``BedrockAgentCoreApp.run`` does) until Ctrl-C or SIGTERM,
+    however often they arrive: the first stops gracefully, repeats (a terminal signals the whole process group)
+    are ignored instead of forcing an exit that cancels the shutdown, and no traceback follows."""
+    import uvicorn  # noqa: PLC0415 - the server only when serving
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not self.should_exit:
+                super().handle_exit(sig, frame)
+
+    log_level = "info" if app.debug else "warning"
+    server = Server(uvicorn.Config(app, host=host, port=port, access_log=app.debug, log_level=log_level))
+    # uvicorn re-raises the signal it stopped on once everything has stopped: the stop is done, and clean
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
 
 
 if __name__ == "__main__":

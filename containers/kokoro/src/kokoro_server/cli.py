@@ -15,12 +15,14 @@ the reason on stderr, instead of answering 503 forever.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import logging
 import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 
 import uvicorn
 
@@ -117,13 +119,23 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
     )
 
 
+class _Server(uvicorn.Server):
+    """uvicorn's server that stops gracefully on the first SIGINT/SIGTERM and ignores the repeats: a terminal sends
+    Ctrl-C to the whole process group (``uv run`` passes its copy on too), and uvicorn would turn a second one
+    into a forced exit that cancels the shutdown mid-way (tracebacks, an unclean stop)."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if not self.should_exit:
+            super().handle_exit(sig, frame)
+
+
 def serve(config: ServerConfig, *, log_level: str = "info") -> int:
-    """Run the app under uvicorn until interrupted; 0 then. If the model fails to load the server stops and the
-    reason goes to stderr: returns :data:`LOAD_FAILED`."""
+    """Run the app under uvicorn until interrupted (Ctrl-C or SIGTERM, however often); 0 then, with no traceback.
+    If the model fails to load the server stops and the reason goes to stderr: returns :data:`LOAD_FAILED`."""
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = create_app(config)
     state = app.state.server
-    server = uvicorn.Server(
+    server = _Server(
         uvicorn.Config(app, host=config.host, port=config.port, log_level=log_level, ws="websockets-sansio")
     )
 
@@ -133,7 +145,9 @@ def serve(config: ServerConfig, *, log_level: str = "info") -> int:
             server.should_exit = True
 
     threading.Thread(target=stop_if_the_load_fails, name="kokoro-load-watch", daemon=True).start()
-    server.run()
+    # uvicorn re-raises the Ctrl-C it stopped on once it has stopped: the stop is done, and clean
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run()
     if state.load_error is not None:
         print(f"{PROG}: the model failed to load: {state.load_error}", file=sys.stderr)
         return LOAD_FAILED
