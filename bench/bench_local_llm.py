@@ -114,7 +114,7 @@ async def gateway_ttfa(stack: RelayStack, prompts: tuple[str, ...]) -> dict[Turn
     out: dict[TurnMode, list[float]] = {TurnMode.BIDI: [], TurnMode.BATCH: []}
     for index, prompt in enumerate(prompts):
         for mode in (TurnMode.BIDI, TurnMode.BATCH) if index % 2 == 0 else (TurnMode.BATCH, TurnMode.BIDI):
-            user = f"bench-{index}-{mode.value}"  # a fresh conversation per turn: no history grows in
+            user = f"bench-{index}-{mode.value}"  # a fresh conversation per turn: no history builds up
             report = await run_turn(stack.gateway_url, stack.dev_token(user), prompt, mode=mode)
             if report.outcome is not TurnOutcome.COMPLETED or report.time_to_first_audio_s is None:
                 raise RuntimeError(f"the turn failed: {report.outcome} {report.code} {report.message}")
