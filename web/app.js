@@ -5,7 +5,8 @@
 //
 // Phone behaviour: audio is unlocked on the first tap anywhere (mobile browsers keep an AudioContext suspended
 // until a gesture), the screen is kept on while a reply plays (wake_lock.js), and when the page comes back (shown
-// again, resumed from a freeze, back online) the client reconnects and resumes at once. sw.js caches the app shell.
+// again, resumed from a freeze, back online) the client reconnects and resumes at once; when the browser says the
+// network is gone, the socket is dropped at once rather than left to die slowly. sw.js caches the app shell.
 //
 // The newest turn's elements carry the ids #reply, #turn-status, #ttfb, #ttfa and #audio-seconds.
 //
@@ -543,6 +544,7 @@ async function main() {
   document.addEventListener("resume", onPageBack); // Page Lifecycle: unfrozen
   window.addEventListener("pageshow", onPageBack);
   window.addEventListener("online", onPageBack);
+  window.addEventListener("offline", () => client?.networkLost());
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.register("sw.js").catch((err) => console.warn("relay: no offline shell:", err));
   }

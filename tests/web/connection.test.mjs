@@ -248,7 +248,8 @@ test("connection: wake() while waiting to retry dials at once", async () => {
   connection.wake();
   await flush();
   assert.equal(FakeSocket.all.length, 2);
-  assert.equal(timers.pending().length, 0, "the backoff timer is cancelled");
+  assert.equal(connection._reconnectTimer, null, "the backoff timer is cancelled");
+  assert.deepEqual(timers.pending(), [15_000], "only the new handshake's deadline");
 });
 
 test("connection: an unauthorized rejection reconnects with a fresh token", async () => {
@@ -282,4 +283,44 @@ test("connection: a sendMessage lost in a drop (resume answered unknown_turn) is
   assert.equal(events.at(-1).outcome, "completed");
   // Once the turn was heard of, an unknown_turn is the session's to judge (a later resume of a lost turn expires).
   assert.equal(connection._unconfirmed.size, 0);
+});
+
+test("connection: a refused handshake reported by an error alone (Node 20's WebSocket) is a failed dial", async () => {
+  const { connection, timers, tokens } = setup();
+  connection.connect();
+  await flush();
+  FakeSocket.all[0].onerror?.({}); // no close follows, the socket stays CONNECTING
+  assert.equal(connection.state, "reconnecting");
+  timers.advance(timers.pending().filter((ms) => ms < 15_000)[0]);
+  await flush();
+  assert.equal(FakeSocket.all.length, 2);
+  assert.equal(tokens.length, 2, "a fresh token for the next dial");
+});
+
+test("connection: a handshake that hangs is abandoned after connectTimeoutMs and retried", async () => {
+  const { connection, timers } = setup({ options: { connectTimeoutMs: 3000 } });
+  connection.connect();
+  await flush();
+  timers.advance(2999);
+  assert.equal(FakeSocket.all.length, 1);
+  timers.advance(1);
+  assert.equal(FakeSocket.all[0].readyState, FakeSocket.CLOSED);
+  timers.advance(1000);
+  await flush();
+  assert.equal(FakeSocket.all.length, 2);
+});
+
+test("connection: networkLost() drops the socket now; the reconnect resumes", async () => {
+  const { connection, session, timers } = setup();
+  const socket = await opened(connection);
+  connection.send(session.sendMessage({ prompt: "hi", turnId: TURN_ID }), TURN_ID);
+  for (const m of inputs.slice(0, 6)) socket.deliver(m);
+  connection.networkLost();
+  assert.equal(socket.readyState, FakeSocket.CLOSED);
+  assert.equal(connection.state, "reconnecting");
+  connection.wake(); // online again
+  await flush();
+  FakeSocket.all[1].open();
+  assert.equal(FakeSocket.all[1].sentJson()[0].action, "resume");
+  assert.equal(timers.pending().length, 0);
 });

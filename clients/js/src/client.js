@@ -226,6 +226,14 @@ export class RelayClient extends Emitter {
     this.connection.wake();
   }
 
+  /**
+   * Call when the platform reports the network gone (browser `offline`, NetInfo): the socket is dropped now and the
+   * client retries with backoff; call wake() when the network is back.
+   */
+  networkLost() {
+    this.connection.networkLost();
+  }
+
   /** Test hook: drop the socket as a network failure would (the client reconnects and resumes). */
   dropConnection() {
     this.connection.dropConnection();

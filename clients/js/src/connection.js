@@ -24,6 +24,8 @@ import { OPEN, timersImpl, webSocketImpl } from "./platform.js";
 export const DEFAULT_BACKOFF = Object.freeze({ baseMs: 250, maxMs: 8000, maxAttempts: 12 });
 /** How long a resume sent on an open socket may go unanswered before the socket is taken for dead. */
 export const PROBE_MS = 5000;
+/** A handshake not answered within this is abandoned and retried. */
+export const CONNECT_TIMEOUT_MS = 15_000;
 /** A token whose `exp` is closer than this is refreshed before a dial. */
 export const TOKEN_SKEW_MS = 10_000;
 
@@ -41,6 +43,7 @@ export const TOKEN_SKEW_MS = 10_000;
  * @property {{baseMs?: number, maxMs?: number, maxAttempts?: number}} [backoff]
  * @property {number | null} [stallMs]  silence before a resume on the open socket (null: never)
  * @property {number} [probeMs]
+ * @property {number} [connectTimeoutMs]
  * @property {number} [tokenSkewMs]
  * @property {() => number} [random]  in [0, 1): the jitter (tests make it fixed)
  * @property {() => number} [now]     ms since the epoch, to read a token's exp
@@ -59,6 +62,7 @@ export class Connection {
     this.backoff = { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) };
     this.stallMs = options.stallMs === undefined ? STALL_RESUME_MS : options.stallMs;
     this.probeMs = options.probeMs ?? PROBE_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS;
     this.tokenSkewMs = options.tokenSkewMs ?? TOKEN_SKEW_MS;
     this._random = options.random ?? Math.random;
     this._now = options.now ?? Date.now;
@@ -135,6 +139,14 @@ export class Connection {
     }
   }
 
+  /**
+   * The platform says the network is gone (a browser's `offline` event, React Native's NetInfo): drop the socket
+   * now rather than wait for TCP to notice, and retry with backoff; wake() when the network is back.
+   */
+  networkLost() {
+    if (this.socket !== null) this.socket.close(4002, "the network is gone");
+  }
+
   /** Test hook: close the socket as a network failure would; the connection reconnects and resumes. */
   dropConnection() {
     if (this.socket !== null) this.socket.close(4000, "dropped by the test hook");
@@ -186,6 +198,7 @@ export class Connection {
     socket.onopen = () => {
       if (socket !== this.socket) return;
       opened = true;
+      this._timers.clearTimeout(openDeadline);
       this._attempt = 0;
       this._setState("open", "connected");
       const waiting = new Set(this._outbox.map((m) => m.turnId).filter((id) => id !== null));
@@ -210,9 +223,11 @@ export class Connection {
       }
       this._armStall();
     };
-    socket.onclose = (close) => {
+    /** The socket is gone (closed, or failed to open): reconnect unless the client closed it. @param {string} why */
+    const lost = (why) => {
       if (socket !== this.socket) return;
       this.socket = null;
+      this._timers.clearTimeout(openDeadline);
       this._disarmStall();
       this._disarmProbe();
       if (this._closing) {
@@ -221,11 +236,32 @@ export class Connection {
       }
       if (!opened) this._refreshToken = true; // maybe a 401: the next dial gets a new token
       else this.drops += 1;
-      this._scheduleReconnect(opened ? `connection lost (code ${close.code})` : "could not connect");
+      this._scheduleReconnect(why);
     };
+    socket.onclose = (close) => lost(opened ? `connection lost (code ${close.code})` : "could not connect");
     socket.onerror = () => {
-      // The close event that always follows says what to do next.
+      // Browsers follow an error with a close, which says what to do next. Some WebSockets (Node 20's undici)
+      // report a refused handshake with an error only and stay CONNECTING: that is a failed dial too.
+      if (!opened) {
+        lost("could not connect");
+        try {
+          socket.close();
+        } catch {
+          // a socket that never opened may refuse close(): it is dropped either way
+        }
+      }
     };
+    // A handshake that hangs (a captive portal, a dead network) is a failed dial too.
+    const openDeadline = this._timers.setTimeout(() => {
+      if (!opened && socket === this.socket) {
+        lost(`no answer to the handshake within ${this.connectTimeoutMs} ms`);
+        try {
+          socket.close();
+        } catch {
+          // see above
+        }
+      }
+    }, this.connectTimeoutMs);
   }
 
   /**

@@ -120,6 +120,11 @@ export class RelayClient extends Emitter<ClientEvents> {
      * at once instead of waiting for the backoff, or checks that the open socket still answers.
      */
     wake(): void;
+    /**
+     * Call when the platform reports the network gone (browser `offline`, NetInfo): the socket is dropped now and the
+     * client retries with backoff; call wake() when the network is back.
+     */
+    networkLost(): void;
     /** Test hook: drop the socket as a network failure would (the client reconnects and resumes). */
     dropConnection(): void;
     /** Close for good: no reconnect. Unfinished turns stay unfinished. */

@@ -26,6 +26,8 @@ export const DEFAULT_BACKOFF: Readonly<{
 }>;
 /** How long a resume sent on an open socket may go unanswered before the socket is taken for dead. */
 export const PROBE_MS: 5000;
+/** A handshake not answered within this is abandoned and retried. */
+export const CONNECT_TIMEOUT_MS: 15000;
 /** A token whose `exp` is closer than this is refreshed before a dial. */
 export const TOKEN_SKEW_MS: 10000;
 /** @typedef {"idle" | "connecting" | "open" | "reconnecting" | "closed"} ConnectionState */
@@ -41,6 +43,7 @@ export const TOKEN_SKEW_MS: 10000;
  * @property {{baseMs?: number, maxMs?: number, maxAttempts?: number}} [backoff]
  * @property {number | null} [stallMs]  silence before a resume on the open socket (null: never)
  * @property {number} [probeMs]
+ * @property {number} [connectTimeoutMs]
  * @property {number} [tokenSkewMs]
  * @property {() => number} [random]  in [0, 1): the jitter (tests make it fixed)
  * @property {() => number} [now]     ms since the epoch, to read a token's exp
@@ -62,6 +65,7 @@ export class Connection {
     };
     stallMs: number | null;
     probeMs: number;
+    connectTimeoutMs: number;
     tokenSkewMs: number;
     _random: () => number;
     _now: () => number;
@@ -108,6 +112,11 @@ export class Connection {
      * within `probeMs`.
      */
     wake(): void;
+    /**
+     * The platform says the network is gone (a browser's `offline` event, React Native's NetInfo): drop the socket
+     * now rather than wait for TCP to notice, and retry with backoff; wake() when the network is back.
+     */
+    networkLost(): void;
     /** Test hook: close the socket as a network failure would; the connection reconnects and resumes. */
     dropConnection(): void;
     /** Close for good: no reconnect, nothing more is sent. */
@@ -177,6 +186,7 @@ export type ConnectionOptions = {
      */
     stallMs?: number | null | undefined;
     probeMs?: number | undefined;
+    connectTimeoutMs?: number | undefined;
     tokenSkewMs?: number | undefined;
     /**
      * in [0, 1): the jitter (tests make it fixed)
