@@ -46,7 +46,7 @@ def _deployment(tmp: Path, digest: str, code_marker: str) -> dict[str, dict[str,
         agent_image_uri=AGENT_IMAGE.format(digest * 64),
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("relay_infra.app.functions_code", lambda bundling: lambda_.Code.from_asset(str(code_dir)))
+        patch.setattr("relay_infra.app.functions_code", lambda *_: lambda_.Code.from_asset(str(code_dir)))
         return synthesize(config, tmp / f"cdk.out-{digest}")
 
 

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 from aws_cdk.assertions import Match
 from tests.infra.iam_statements import actions_of, as_list, granting, rendered, statements_of_handler
 
+from relay_functions import manifest
+
 if TYPE_CHECKING:
     from tests.infra.conftest import SynthesizedApp
 
-HANDLERS = ("authorizer", "connect", "disconnect", "default", "send_message", "cancel", "resume", "relay")
+HANDLERS = tuple(entry.name for entry in manifest.FUNCTIONS)
 
 
 def test_routes_select_on_action_and_only_connect_is_authorized(relay_app: SynthesizedApp) -> None:
@@ -87,7 +89,6 @@ def test_every_handler_is_an_arm64_python_function_with_powertools(relay_app: Sy
         assert props["TracingConfig"] == {"Mode": "Active"}
         env = props["Environment"]["Variables"]
         assert env["POWERTOOLS_METRICS_NAMESPACE"] == "KokoroRelay"
-        assert {"CONNECTIONS_TABLE", "TURNS_TABLE", "JWT_ISSUER", "JWT_AUDIENCE", "AGENT_RUNTIME_ARN"} <= set(env)
     relay = functions["relay_functions.gateway.relay.handler"]
     assert relay["Timeout"] == 900
     assert (
@@ -154,3 +155,40 @@ def test_destroying_one_environment_leaves_the_account_level_logging_role(relay_
     assert account["DeletionPolicy"] == "Retain"
     assert template["Resources"][role_id]["DeletionPolicy"] == "Retain"
     assert "RoleName" not in template["Resources"][role_id]["Properties"]
+
+
+OPTIONAL_SETTINGS = {
+    "AGENT_RUNTIME_QUALIFIER",
+    "JWKS_URL",
+    "TURNS_PER_MINUTE",
+    "RESUME_WINDOW_S",
+    "CONNECTION_TTL_S",
+    "TEXT_COALESCE_MS",
+    "CONNECTIONS_ENDPOINT_URL",
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+}
+"""Settings with a default in relay_functions.gateway.settings (the endpoint URLs come from the event and issuer)."""
+
+
+def test_each_function_gets_exactly_the_settings_its_manifest_entry_reads(relay_app: SynthesizedApp) -> None:
+    functions = {
+        f["Properties"]["Handler"]: f["Properties"] for f in relay_app.resources("Gateway", "AWS::Lambda::Function")
+    }
+    for entry in manifest.FUNCTIONS:
+        given = set(functions[entry.handler]["Environment"]["Variables"])
+        powertools = {name for name in given if name.startswith("POWERTOOLS_")}  # RelayFunction's, for Powertools
+        assert given - powertools <= set(entry.settings), entry.name
+        assert set(entry.settings) - OPTIONAL_SETTINGS <= given, entry.name
+
+
+def test_each_function_is_granted_every_aws_call_its_manifest_entry_makes(relay_app: SynthesizedApp) -> None:
+    template = relay_app.template("Gateway")
+    for entry in manifest.FUNCTIONS:
+        granted = actions_of(statements_of_handler(template, entry.handler))
+        assert set(entry.aws_calls) <= granted, f"{entry.name} lacks {set(entry.aws_calls) - granted}"
+
+
+def test_routes_are_the_manifests(relay_app: SynthesizedApp) -> None:
+    routes = {r["Properties"]["RouteKey"] for r in relay_app.resources("Gateway", "AWS::ApiGatewayV2::Route")}
+    assert routes == set(manifest.routes())

@@ -8,12 +8,15 @@ import pytest
 
 from relay_infra.config import LambdaBundling
 from relay_infra.lambda_code import (
+    GATEWAY_BUNDLE,
+    OPS_BUNDLE,
     SMOKE_TEST_DISTRIBUTIONS,
     BundlingError,
     bundle_requirements,
     check_no_model_runtimes,
     copy_sources,
     distribution_name,
+    requirements_of,
     smoke_test_requirements,
     source_hash,
 )
@@ -40,21 +43,37 @@ def test_a_model_runtime_in_the_requirements_is_refused() -> None:
         check_no_model_runtimes(["boto3==1.40.0", "Torch==2.10.0 ; sys_platform == 'linux'"])
 
 
-def test_sources_are_copied_without_caches(tmp_path: Path) -> None:
-    copy_sources(tmp_path)
+def test_the_ops_bundle_has_the_smoke_transport_and_the_lock(tmp_path: Path) -> None:
+    copy_sources(tmp_path, OPS_BUNDLE)
     assert (tmp_path / "relay_core" / "client_framing.py").is_file()
-    assert (tmp_path / "relay_functions" / "gateway" / "relay.py").is_file()
+    assert (tmp_path / "relay_functions" / "ops" / "smoke_kokoro.py").is_file()
     assert (tmp_path / "voice_agent" / "transport" / "sagemaker.py").is_file()  # the smoke test's transport
     assert (tmp_path / "uv.lock").is_file()  # the dependency audit's inventory
     assert not list(tmp_path.rglob("__pycache__"))
+    assert {distribution_name(r) for r in requirements_of(OPS_BUNDLE)} >= SMOKE_TEST_DISTRIBUTIONS
 
 
-def test_asset_hash_changes_with_the_mode_and_the_sources(tmp_path: Path) -> None:
+def test_the_gateway_bundle_carries_no_smoke_test_packages(tmp_path: Path) -> None:
+    copy_sources(tmp_path, GATEWAY_BUNDLE)
+    assert (tmp_path / "relay_functions" / "gateway" / "relay.py").is_file()
+    assert not (tmp_path / "voice_agent").exists()
+    assert not (tmp_path / "uv.lock").exists()
+    names = {distribution_name(r) for r in requirements_of(GATEWAY_BUNDLE)}
+    assert "aws-lambda-powertools" in names
+    assert not names & SMOKE_TEST_DISTRIBUTIONS
+
+
+def test_asset_hash_changes_with_the_mode_the_bundle_and_its_sources(tmp_path: Path) -> None:
     for tree in ("core/src/relay_core", "functions/src/relay_functions", "containers/agent/src/voice_agent"):
         (tmp_path / tree).mkdir(parents=True)
         (tmp_path / tree / "__init__.py").write_text("")
     (tmp_path / "uv.lock").write_text("lock")
-    full, sources = source_hash(LambdaBundling.FULL, tmp_path), source_hash(LambdaBundling.SOURCES, tmp_path)
-    assert full != sources
+    full = source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path)
+    assert full != source_hash(LambdaBundling.SOURCES, GATEWAY_BUNDLE, tmp_path)
+    ops = source_hash(LambdaBundling.FULL, OPS_BUNDLE, tmp_path)
+    assert full != ops
+    (tmp_path / "containers/agent/src/voice_agent/transport.py").write_text("x = 1")
+    assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) == full  # the agent is not in the gateway
+    assert source_hash(LambdaBundling.FULL, OPS_BUNDLE, tmp_path) != ops
     (tmp_path / "functions/src/relay_functions/handler.py").write_text("x = 1")
-    assert source_hash(LambdaBundling.FULL, tmp_path) != full
+    assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) != full

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from aws_cdk import App, Environment, Stack
 
 from relay_infra.config import RelayConfig
-from relay_infra.lambda_code import functions_code
+from relay_infra.lambda_code import GATEWAY_BUNDLE, OPS_BUNDLE, functions_code
 from relay_infra.nag import check_app
 from relay_infra.stacks.agent import AgentStack
 from relay_infra.stacks.gateway import GatewayStack
@@ -67,7 +67,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         app,
         f"{prefix}-Gateway",
         config=config,
-        code=functions_code(config.lambda_bundling),
+        code=functions_code(config.lambda_bundling, GATEWAY_BUNDLE),
         runtime=agent.runtime,
         env=env,
         description="Kokoro Relay: WebSocket API, route functions, relay, tables, user pool",
@@ -87,7 +87,7 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         app,
         f"{prefix}-Ops",
         config=config,
-        code=functions_code(config.lambda_bundling),
+        code=functions_code(config.lambda_bundling, OPS_BUNDLE),
         alerts=observability.alerts,
         speech=speech,
         access_logs=speech_data.access_logs,

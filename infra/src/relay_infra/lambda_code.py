@@ -1,6 +1,10 @@
-"""The functions' code asset, built without Docker.
+"""The functions' code assets, built without Docker: one bundle for the gateway, one for the ops tasks.
 
-:func:`functions_code` gives one ``lambda.Code`` for every handler in ``relay_functions``. Its bundler runs on
+:func:`functions_code` gives one ``lambda.Code`` per :class:`FunctionBundle`: :data:`GATEWAY_BUNDLE` (relay_core,
+relay_functions and their locked dependencies: what the route handlers and the relay run) and :data:`OPS_BUNDLE`
+(the same plus the smoke test's SageMaker bidirectional transport, its CRT and smithy runtime, and uv.lock for the
+dependency audit). A route handler never carries the smoke test's packages, and an edit to the agent's transport
+never redeploys the gateway. Its bundler runs on
 this machine (CDK's local bundling), in one of two modes (:class:`relay_infra.config.LambdaBundling`):
 
 - ``full`` (``make synth`` / ``make deploy``): ``uv export --package relay-functions --frozen`` lists the
@@ -18,6 +22,7 @@ import hashlib
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +35,26 @@ from relay_infra.paths import REPO_ROOT
 
 FUNCTIONS_PACKAGE = "relay-functions"
 AGENT_PACKAGE = "voice-agent"
-SOURCE_TREES = (
-    Path("core/src/relay_core"),
-    Path("functions/src/relay_functions"),
-    Path("containers/agent/src/voice_agent"),
-)
-"""Copied as sources. voice_agent is there for its SageMaker bidirectional transport, which the smoke test's Kokoro
-check reuses (docs/operations.md); importing ``voice_agent.transport`` pulls no Strands and no model runtime."""
+FUNCTION_SOURCES = (Path("core/src/relay_core"), Path("functions/src/relay_functions"))
+AGENT_TRANSPORT_SOURCES = (Path("containers/agent/src/voice_agent"),)
+"""voice_agent is in the ops bundle for its SageMaker bidirectional transport, which the smoke test's Kokoro check
+reuses (docs/operations.md); importing ``voice_agent.transport`` pulls no Strands and no model runtime."""
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionBundle:
+    """One Lambda code asset: which source trees it copies and what it installs beside them."""
+
+    name: str
+    source_trees: tuple[Path, ...]
+    smoke_transport: bool
+    """Install the SageMaker bidirectional SDK's closure (:data:`SMOKE_TEST_DISTRIBUTIONS`)."""
+    lock_file: bool
+    """Ship uv.lock at :data:`BUNDLED_LOCK_PATH` (the dependency audit's inventory)."""
+
+
+GATEWAY_BUNDLE = FunctionBundle("gateway", FUNCTION_SOURCES, smoke_transport=False, lock_file=False)
+OPS_BUNDLE = FunctionBundle("ops", (*FUNCTION_SOURCES, *AGENT_TRANSPORT_SOURCES), smoke_transport=True, lock_file=True)
 SMOKE_TEST_DISTRIBUTIONS = frozenset(
     {
         "aws-sdk-sagemaker-runtime-http2",
@@ -102,11 +120,12 @@ def check_no_model_runtimes(requirements: list[str]) -> None:
         )
 
 
-def copy_sources(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
-    """Copy relay_core and relay_functions (package data included, caches left out) into ``output_dir``, and the
-    lock file (the dependency audit's inventory: ``/var/task/uv.lock``, :data:`BUNDLED_LOCK_PATH`)."""
-    shutil.copy2(repo_root / "uv.lock", output_dir / "uv.lock")
-    for tree in SOURCE_TREES:
+def copy_sources(output_dir: Path, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> None:
+    """Copy the bundle's source trees (package data included, caches left out) into ``output_dir``, and for the ops
+    bundle the lock file (the dependency audit's inventory: ``/var/task/uv.lock``, :data:`BUNDLED_LOCK_PATH`)."""
+    if bundle.lock_file:
+        shutil.copy2(repo_root / "uv.lock", output_dir / "uv.lock")
+    for tree in bundle.source_trees:
         shutil.copytree(
             repo_root / tree,
             output_dir / tree.name,
@@ -133,12 +152,19 @@ def smoke_test_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
     return pinned
 
 
-def install_dependencies(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
-    """Install the locked requirements into ``output_dir`` for Lambda's arm64 Python (wheels only)."""
+def requirements_of(bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> list[str]:
+    """The locked third-party requirements a bundle installs (refused if a model runtime is among them)."""
     requirements = bundle_requirements(repo_root)
-    names = {distribution_name(r) for r in requirements}
-    requirements += [r for r in smoke_test_requirements(repo_root) if distribution_name(r) not in names]
+    if bundle.smoke_transport:
+        names = {distribution_name(r) for r in requirements}
+        requirements += [r for r in smoke_test_requirements(repo_root) if distribution_name(r) not in names]
     check_no_model_runtimes(requirements)
+    return requirements
+
+
+def install_dependencies(output_dir: Path, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> None:
+    """Install the bundle's locked requirements into ``output_dir`` for Lambda's arm64 Python (wheels only)."""
+    requirements = requirements_of(bundle, repo_root)
     requirements_file = output_dir / ".requirements.txt"
     requirements_file.write_text("\n".join(requirements) + "\n", encoding="utf-8")
     command = [
@@ -167,11 +193,11 @@ def install_dependencies(output_dir: Path, repo_root: Path = REPO_ROOT) -> None:
         )
 
 
-def source_hash(mode: LambdaBundling, repo_root: Path = REPO_ROOT) -> str:
-    """A fingerprint of everything the bundle is built from: the mode, uv.lock and each source file."""
-    digest = hashlib.sha256(f"{mode.value}|{LAMBDA_PLATFORM}|{LAMBDA_PYTHON}".encode())
+def source_hash(mode: LambdaBundling, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> str:
+    """A fingerprint of everything the bundle is built from: the mode, the bundle, uv.lock and each source file."""
+    digest = hashlib.sha256(f"{mode.value}|{bundle.name}|{LAMBDA_PLATFORM}|{LAMBDA_PYTHON}".encode())
     digest.update((repo_root / "uv.lock").read_bytes())
-    for tree in SOURCE_TREES:
+    for tree in bundle.source_trees:
         for path in sorted((repo_root / tree).rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 digest.update(str(path.relative_to(repo_root)).encode())
@@ -183,28 +209,29 @@ def source_hash(mode: LambdaBundling, repo_root: Path = REPO_ROOT) -> str:
 class LocalFunctionsBundler:
     """CDK's local bundling hook: builds the bundle in-process, so Docker is never needed."""
 
-    def __init__(self, mode: LambdaBundling, repo_root: Path = REPO_ROOT) -> None:
+    def __init__(self, mode: LambdaBundling, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> None:
         self._mode = mode
+        self._bundle = bundle
         self._repo_root = repo_root
 
     def try_bundle(self, output_dir: str, *_options: Any, **_named: Any) -> bool:
         """Fill ``output_dir`` with the bundle; True tells CDK the asset is built (no Docker fallback)."""
         target = Path(output_dir)
         if self._mode is LambdaBundling.FULL:
-            install_dependencies(target, self._repo_root)
-        copy_sources(target, self._repo_root)
+            install_dependencies(target, self._bundle, self._repo_root)
+        copy_sources(target, self._bundle, self._repo_root)
         return True
 
 
-def functions_code(mode: LambdaBundling, repo_root: Path = REPO_ROOT) -> lambda_.Code:
-    """One code asset for every ``relay_functions`` handler, built by :class:`LocalFunctionsBundler`."""
+def functions_code(mode: LambdaBundling, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> lambda_.Code:
+    """The code asset of ``bundle`` (every handler of its stack), built by :class:`LocalFunctionsBundler`."""
     return lambda_.Code.from_asset(
         str(repo_root / "functions"),
         asset_hash_type=AssetHashType.CUSTOM,
-        asset_hash=source_hash(mode, repo_root),
+        asset_hash=source_hash(mode, bundle, repo_root),
         bundling=BundlingOptions(
             # Never pulled: the local bundler always succeeds or raises. CDK requires an image to be named.
             image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.12"),
-            local=LocalFunctionsBundler(mode, repo_root),
+            local=LocalFunctionsBundler(mode, bundle, repo_root),
         ),
     )

@@ -19,6 +19,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from relay_functions import manifest
 from relay_infra.config import RelayConfig
 from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.relay_tables import RelayTables
@@ -27,12 +28,12 @@ from relay_infra.constructs.websocket_gateway import STAGE_NAME, WebSocketGatewa
 from relay_infra.nag import Acknowledged, acknowledge, logical_id
 
 SERVICE = "relay-gateway"
-HANDLER_MODULE = "relay_functions.gateway.{}.handler"
 
 
 @dataclass(frozen=True, slots=True)
 class GatewayFunctions:
-    """The gateway's functions by role (the dashboard and alarms read them too)."""
+    """The gateway's functions by role (the dashboard and alarms read them too): one field per entry of
+    ``relay_functions.gateway.manifest.FUNCTIONS``, built from it."""
 
     authorizer: RelayFunction
     connect: RelayFunction
@@ -73,7 +74,7 @@ class GatewayStack(Stack):
         retention = config.log_retention
         self.tables = RelayTables(self, "Tables")
         self.users = RelayUserPool(self, "Users")
-        environment = {
+        values = {
             "CONNECTIONS_TABLE": self.tables.connections.table_name,
             "TURNS_TABLE": self.tables.turns.table_name,
             "AGENT_RUNTIME_ARN": runtime.agent_runtime_arn,
@@ -84,56 +85,36 @@ class GatewayStack(Stack):
             "RESUME_WINDOW_S": str(config.resume_window_s),
             "CONNECTION_TTL_S": str(config.connection_ttl_s),
         }
+        """Every setting this stack gives; each function gets exactly those its manifest entry says it reads."""
 
-        def function(name: str, description: str, **options: Any) -> RelayFunction:
+        def function(entry: manifest.GatewayFunction, **options: Any) -> RelayFunction:
             return RelayFunction(
                 self,
-                "".join(part.title() for part in name.split("_")),
-                handler=HANDLER_MODULE.format(name),
+                "".join(part.title() for part in entry.name.split("_")),
+                handler=entry.handler,
                 code=code,
                 service=SERVICE,
-                description=description,
-                environment={**environment, **options.pop("environment", {})},
+                description=f"Kokoro Relay gateway, {entry.route or entry.name} ({entry.handler})",
+                environment={k: v for k, v in values.items() if k in entry.settings},
                 log_retention=retention,
                 **options,
             )
 
-        relay = function(
-            "relay",
-            "Runs one turn: streams the agent's events to the client (invoked asynchronously by sendMessage)",
-            timeout=Duration.seconds(config.relay_timeout_s),
-            memory_mb=512,
-        )
+        entries = manifest.by_name()
+        relay = function(entries[manifest.RELAY], timeout=Duration.seconds(config.relay_timeout_s), memory_mb=512)
         relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
-        with_relay = {"RELAY_FUNCTION_NAME": relay.function.function_name}
-        self.functions = GatewayFunctions(
-            authorizer=function("authorizer", "$connect authorizer: validates the Cognito JWT in ?token="),
-            connect=function("connect", "$connect: records the connection and the user's conversation"),
-            disconnect=function("disconnect", "$disconnect: forgets the connection; a detached turn may resume"),
-            default=function("default", "$default: answers an error naming the valid actions"),
-            send_message=function(
-                "send_message",
-                "sendMessage: validates, rate-limits and hands the turn to the relay",
-                environment=with_relay,
-            ),
-            cancel=function("cancel", "cancel: flags the running turn so the relay stops the agent"),
-            resume=function("resume", "resume: moves a detached turn to this connection after a reconnect"),
-            relay=relay,
-        )
-
+        values["RELAY_FUNCTION_NAME"] = relay.function.function_name
+        built = {name: relay if name == manifest.RELAY else function(entry) for name, entry in entries.items()}
+        self.functions = GatewayFunctions(**built)
         self.gateway = WebSocketGateway(
             self,
             "WebSocket",
             api_name=f"{config.name_prefix}-websocket",
             authorizer=self.functions.authorizer.function,
-            connect=self.functions.connect.function,
-            disconnect=self.functions.disconnect.function,
-            default=self.functions.default.function,
-            routes={
-                "sendMessage": self.functions.send_message.function,
-                "cancel": self.functions.cancel.function,
-                "resume": self.functions.resume.function,
-            },
+            connect=built[manifest.routes()[manifest.CONNECT_ROUTE].name].function,
+            disconnect=built[manifest.routes()[manifest.DISCONNECT_ROUTE].name].function,
+            default=built[manifest.routes()[manifest.DEFAULT_ROUTE].name].function,
+            routes={action: built[name].function for action, name in manifest.action_routes().items()},
             rate_limit=config.stage_rate_limit,
             burst_limit=config.stage_burst_limit,
             log_retention=retention,
