@@ -512,6 +512,9 @@ function unlockAudio() {
   }
 }
 
+/** Page Lifecycle events seen (test hook: a frozen page really was frozen). */
+const lifecycle = { freeze: 0, resume: 0, hidden: 0, shown: 0 };
+
 /** The page is back (shown, resumed after a freeze, online again): reconnect and resume now, not after backoff. */
 function onPageBack() {
   if (document.visibilityState === "visible") client?.wake();
@@ -540,8 +543,15 @@ async function main() {
   for (const type of ["pointerdown", "touchend", "keydown"]) {
     document.addEventListener(type, unlockAudio, { capture: true, passive: true });
   }
-  document.addEventListener("visibilitychange", onPageBack);
-  document.addEventListener("resume", onPageBack); // Page Lifecycle: unfrozen
+  document.addEventListener("visibilitychange", () => {
+    lifecycle[document.visibilityState === "visible" ? "shown" : "hidden"] += 1;
+    onPageBack();
+  });
+  document.addEventListener("freeze", () => (lifecycle.freeze += 1));
+  document.addEventListener("resume", () => {
+    lifecycle.resume += 1; // Page Lifecycle: unfrozen
+    onPageBack();
+  });
   window.addEventListener("pageshow", onPageBack);
   window.addEventListener("online", onPageBack);
   window.addEventListener("offline", () => client?.networkLost());
@@ -560,5 +570,6 @@ Object.assign(window, {
     metrics: () => turn,
     audio: () => ({ unlocked: audioUnlocked, state: player.context?.state ?? "none" }),
     wakeLock,
+    lifecycle,
   },
 });
