@@ -83,6 +83,15 @@ class ResumeBuffer:
         for seq, message in numbered:
             self.append(seq, message)
 
+    def message(self, seq: int) -> str:
+        """The kept message number ``seq``; ``ResumeExpiredError`` if it was evicted, ``InvalidFieldError`` if it
+        was never appended."""
+        if not 0 <= seq <= self.last_seq:
+            raise InvalidFieldError(f"seq {seq} is not a message of the turn (0 to {self.last_seq})")
+        if seq < self._first_seq:
+            raise ResumeExpiredError(f"message {seq} of the turn is no longer kept")
+        return self._messages[seq - self._first_seq][0]
+
     def after(self, seq: int) -> list[str]:
         """Every kept message with a seq greater than ``seq`` (the client's ``after_seq``; -1 = all), in order.
 

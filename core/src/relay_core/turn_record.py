@@ -22,6 +22,18 @@ class TurnState(StrEnum):
     CLOSED = "closed"
 
 
+class RelayOutcome(StrEnum):
+    """How the relay ended a turn: the record's ``outcome`` (all but ``duplicate``, which is never stored)."""
+
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    ABANDONED = "abandoned"
+    """The client went away and did not resume within the window."""
+    DUPLICATE = "duplicate"
+    """A repeated relay invocation for a turn another relay already runs (never stored)."""
+
+
 class RecordWrite(StrEnum):
     """Every write to a turn record, named by what it does."""
 
@@ -179,6 +191,7 @@ __all__ = [
     "TRANSITIONS",
     "Guard",
     "RecordWrite",
+    "RelayOutcome",
     "Transition",
     "TurnState",
     "allowed",

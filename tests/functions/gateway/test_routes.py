@@ -15,11 +15,11 @@ from moto.awslambda_simple.models import LambdaSimpleBackend
 
 from relay_core.agent_events import AgentEnd, AgentStart, TextDelta
 from relay_core.client_messages import VALID_ACTIONS_TEXT
+from relay_core.turn_record import RelayOutcome, TurnState
 from relay_functions.gateway import authorizer, cancel, connect, default, relay, resume, send_message
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.relay_request import RelayRequest
-from relay_functions.gateway.turns import TurnOutcome, TurnState
 
 CONN = "L0SM9cOFvHcCIhw="  # the recorded events' connection id
 USER = "3f6c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f"  # the recorded $connect event's user
@@ -404,7 +404,7 @@ def test_a_late_cancel_the_agent_cannot_take_is_agent_unavailable(
 
     deps.agent = DownAgent()
     deps.turns.create("t-done", user_id=USER, session_id="s" * 40, connection_id=CONN)
-    deps.turns.end("t-done", outcome=TurnOutcome.COMPLETED)
+    deps.turns.end("t-done", outcome=RelayOutcome.COMPLETED)
     body = {"action": "cancel", "turn_id": "t-done", "played_ms": 10}
     cancel.handler(gw.message_event("cancel", body, connection_id=CONN), lambda_context)
     [error] = errors(gw)

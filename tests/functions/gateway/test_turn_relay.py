@@ -28,13 +28,13 @@ from relay_core.agent_events import (
 )
 from relay_core.errors import ResumeExpiredError
 from relay_core.resume_buffer import ResumeBuffer
+from relay_core.turn_record import RelayOutcome, TurnState
 from relay_core.word_timings import WordTiming, WordTimings
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.posting import PostFailedError
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
-from relay_functions.gateway.turns import TurnOutcome, TurnState
 
 TURN = "t-relay-0001"
 USER = "user-1"
@@ -127,7 +127,7 @@ def test_a_turn_is_relayed_numbered_and_within_the_frame_quota(deps: GatewayDeps
     assert len(pieces) > 1
     assert b"".join(base64.b64decode(m["data"]) for m in pieces) == audio
     assert agent.sessions == [SESSION] and agent.payloads[0].request_id == TURN
-    assert result.outcome == TurnOutcome.COMPLETED and result.messages == len(messages)
+    assert result.outcome == RelayOutcome.COMPLETED and result.messages == len(messages)
     assert result.time_to_first_audio_s is not None
     turn = deps.turns.get(TURN)
     assert turn is not None and turn.state == TurnState.CLOSED and turn.outcome == "completed"
@@ -168,7 +168,7 @@ def test_a_token_by_token_reply_goes_out_as_a_few_text_messages_before_its_audio
     before_audio = messages[: kinds.index("audio_stream_start")]
     assert "".join(m.get("text", "") for m in before_audio) == "".join(words)
     assert seqs(messages) == list(range(len(messages)))
-    assert result.outcome == TurnOutcome.COMPLETED
+    assert result.outcome == RelayOutcome.COMPLETED
 
 
 def test_cancel_reaches_the_agent_and_the_client_gets_agent_end_cancelled(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -185,7 +185,7 @@ def test_cancel_reaches_the_agent_and_the_client_gets_agent_end_cancelled(deps: 
     messages = poster.messages("conn-a")
     assert messages[-1]["type"] == "agent_end" and messages[-1]["status"] == "cancelled"
     assert seqs(messages) == [0, 1, 2]
-    assert result.outcome == TurnOutcome.CANCELLED
+    assert result.outcome == RelayOutcome.CANCELLED
     assert result.cancel_latency_s is not None
     turn = deps.turns.get(TURN)
     assert turn is not None and turn.outcome == "cancelled"
@@ -208,7 +208,7 @@ def test_an_agent_that_ignores_the_cancel_is_ended_by_the_relay(deps: GatewayDep
         "type": "agent_end",
     }
     assert agent.streams[0].closed.is_set()
-    assert result.outcome == TurnOutcome.CANCELLED
+    assert result.outcome == RelayOutcome.CANCELLED
 
 
 @pytest.mark.parametrize("dropped_by", ["gone_exception", "disconnect_route"])
@@ -244,7 +244,7 @@ def test_a_client_that_comes_back_gets_everything_once(deps: GatewayDeps, gw: Mo
     assert seqs(before) + seqs(after) == list(range(6))  # nothing lost, nothing repeated
     assert "".join(m.get("text", "") for m in before + after) == "one two three four."
     assert result.replays == 1 and result.replayed_messages == 2
-    assert result.outcome == TurnOutcome.COMPLETED and agent.cancels == []
+    assert result.outcome == RelayOutcome.COMPLETED and agent.cancels == []
     connection_b = deps.connections.get("conn-b")
     assert connection_b is not None and connection_b.active_turn is None
 
@@ -262,7 +262,7 @@ def test_a_client_gone_for_good_stops_the_agent_turn(deps: GatewayDeps, gw: Modu
 
     assert agent.cancels == [(SESSION, TURN)]  # so the agent stops, and with it the TTS work
     assert stream.closed.is_set()
-    assert result.outcome == TurnOutcome.ABANDONED
+    assert result.outcome == RelayOutcome.ABANDONED
     turn = deps.turns.get(TURN)
     assert turn is not None and turn.state == TurnState.CLOSED and turn.outcome == "abandoned"
     with pytest.raises(ResumeExpiredError):
@@ -282,7 +282,7 @@ def test_a_turn_that_ended_while_the_client_was_away_is_still_resumable(deps: Ga
     deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=-1, window_s=5.0)
     result = running.join()
     assert seqs(poster.messages("conn-b")) == [0, 1, 2]
-    assert result.outcome == TurnOutcome.COMPLETED and result.replays == 1
+    assert result.outcome == RelayOutcome.COMPLETED and result.replays == 1
 
 
 def test_a_resume_past_the_buffer_is_refused_and_the_turn_stopped(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -304,7 +304,7 @@ def test_a_resume_past_the_buffer_is_refused_and_the_turn_stopped(deps: GatewayD
         }
     ]
     assert agent.cancels == [(SESSION, TURN)]
-    assert result.outcome in {TurnOutcome.ABANDONED, TurnOutcome.CANCELLED}
+    assert result.outcome in {RelayOutcome.ABANDONED, RelayOutcome.CANCELLED}
 
 
 def test_an_unreachable_agent_ends_the_turn_with_agent_unavailable(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -320,7 +320,7 @@ def test_an_unreachable_agent_ends_the_turn_with_agent_unavailable(deps: Gateway
     [message] = poster.messages("conn-a")
     assert message["type"] == "error" and message["code"] == "agent_unavailable" and message["seq"] == 0
     assert "Throttling" not in message["message"]  # no internals to the client
-    assert result.outcome == TurnOutcome.FAILED
+    assert result.outcome == RelayOutcome.FAILED
 
 
 def test_a_stream_that_breaks_off_ends_the_turn_cleanly(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -333,7 +333,7 @@ def test_a_stream_that_breaks_off_ends_the_turn_cleanly(deps: GatewayDeps, gw: M
     messages = poster.messages("conn-a")
     assert [m["type"] for m in messages] == ["agent_start", "error"]
     assert messages[-1]["seq"] == 1 and messages[-1]["code"] == "agent_unavailable"
-    assert result.outcome == TurnOutcome.FAILED
+    assert result.outcome == RelayOutcome.FAILED
 
 
 def test_bad_agent_events_are_skipped_and_an_agent_error_is_terminal(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -347,7 +347,7 @@ def test_bad_agent_events_are_skipped_and_an_agent_error_is_terminal(deps: Gatew
     messages = poster.messages("conn-a")
     assert [(m["type"], m["seq"]) for m in messages] == [("agent_start", 0), ("error", 1)]
     assert messages[1]["code"] == "tts_unavailable"
-    assert result.outcome == TurnOutcome.FAILED
+    assert result.outcome == RelayOutcome.FAILED
 
 
 def test_a_post_that_keeps_failing_is_skipped_and_stays_resumable(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -400,7 +400,7 @@ def test_a_lost_last_message_keeps_the_relay_waiting_for_the_silent_clients_resu
     result = running.join()
     assert seqs(poster.messages("conn-a")) == [0, 1, 2]
     assert poster.messages("conn-a")[-1]["type"] == "agent_end"
-    assert result.outcome == TurnOutcome.COMPLETED and result.replays == 1
+    assert result.outcome == RelayOutcome.COMPLETED and result.replays == 1
 
 
 def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -410,7 +410,7 @@ def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw
 
     agent, poster = gw.FakeAgent(on_open=script), gw.RecordingPoster()
     first = start_relay(deps, agent, poster)
-    assert first.join().outcome == TurnOutcome.COMPLETED
+    assert first.join().outcome == RelayOutcome.COMPLETED
     again = TurnRelay(
         first.relay.request,
         turns=deps.turns,
@@ -419,7 +419,7 @@ def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw
         agent=agent,
         resume_window_s=5.0,
     )
-    assert again.run().outcome == TurnOutcome.DUPLICATE
+    assert again.run().outcome == RelayOutcome.DUPLICATE
     assert len(agent.streams) == 1 and len(poster.sent["conn-a"]) == 2
 
 
@@ -441,7 +441,7 @@ def test_a_relay_failure_ends_the_turn_with_internal_error_and_cancels_the_agent
     assert [(m["type"], m["seq"]) for m in messages] == [("agent_start", 0), ("error", 2)]
     assert messages[-1]["code"] == "internal_error" and "RuntimeError" not in messages[-1]["message"]
     assert agent.cancels == [(SESSION, TURN)]
-    assert result.outcome == TurnOutcome.FAILED
+    assert result.outcome == RelayOutcome.FAILED
     turn = deps.turns.get(TURN)
     assert turn is not None and turn.state == TurnState.CLOSED
 
@@ -488,7 +488,7 @@ def test_a_slow_read_of_the_turn_record_never_holds_up_posting(
     release.set()
     agent.streams[0].push(gw.sse(AgentEnd(TURN)))
     agent.streams[0].end()
-    assert running.join().outcome == TurnOutcome.COMPLETED
+    assert running.join().outcome == RelayOutcome.COMPLETED
     assert seqs(poster.messages("conn-a")) == [0, 1, 2, 3]
 
 
@@ -512,7 +512,7 @@ def test_a_failed_poll_is_retried_at_the_next_one(
     deps.turns.request_cancel(TURN, user_id=USER)
     result = running.join()
     assert failures["left"] == 0 and agent.cancels == [(SESSION, TURN)]
-    assert result.outcome == TurnOutcome.CANCELLED
+    assert result.outcome == RelayOutcome.CANCELLED
 
 
 def test_word_timings_are_relayed_numbered_before_their_audio(deps: GatewayDeps, gw: ModuleType) -> None:
@@ -545,7 +545,7 @@ def test_a_cancel_with_played_ms_reaches_the_agent_with_it(deps: GatewayDeps, gw
     assert deps.turns.request_cancel(TURN, user_id=USER, played_ms=2350)  # what the cancel route writes
     result = running.join()
     assert agent.cancels == [(SESSION, TURN)] and agent.played_ms == [2350]
-    assert result.outcome == TurnOutcome.CANCELLED
+    assert result.outcome == RelayOutcome.CANCELLED
 
 
 def test_a_cancel_with_played_ms_flagged_as_the_stream_ends_still_reaches_the_agent(
@@ -562,4 +562,4 @@ def test_a_cancel_with_played_ms_flagged_as_the_stream_ends_still_reaches_the_ag
     agent = gw.FakeAgent(on_open=script, honour_cancel=False)
     result = start_relay(deps, agent, gw.RecordingPoster(), poll_interval_s=30.0).join()
     assert agent.cancels == [(SESSION, TURN)] and agent.played_ms == [1500]
-    assert result.outcome == TurnOutcome.COMPLETED
+    assert result.outcome == RelayOutcome.COMPLETED

@@ -9,6 +9,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_core.errors import InvalidFieldError
+from relay_core.turn_record import RelayOutcome
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import (
     append_keys,
@@ -21,7 +22,6 @@ from relay_functions.gateway.observability import (
 )
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
-from relay_functions.gateway.turns import TurnOutcome
 
 
 @tracer.capture_method
@@ -50,7 +50,7 @@ def record(result: RelayResult) -> None:
         milliseconds("TimeToFirstAudio", result.time_to_first_audio_s)
     if result.cancel_latency_s is not None:
         milliseconds("CancelLatency", result.cancel_latency_s)
-    if result.outcome == TurnOutcome.ABANDONED:
+    if result.outcome == RelayOutcome.ABANDONED:
         count("TurnsAbandoned")
 
 

@@ -19,6 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
 from relay_core.fields import encode_json
+from relay_core.turn_record import RelayOutcome
 from relay_functions.gateway.connections import ConnectionNotRegisteredError, is_conditional_failure
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
@@ -31,7 +32,6 @@ from relay_functions.gateway.route_event import (
     handle_client_message,
     rejection,
 )
-from relay_functions.gateway.turns import TurnOutcome
 
 
 @tracer.capture_method
@@ -84,7 +84,7 @@ def start_turn(ctx: RouteContext, message: SendMessage, deps: GatewayDeps) -> No
         invoke_relay(request, deps)
     except (ClientError, BotoCoreError) as exc:
         logger.error("the relay could not be invoked", extra={"reason": type(exc).__name__})
-        deps.turns.close(turn_id, seen_resume_count=0, outcome=TurnOutcome.FAILED)
+        deps.turns.close(turn_id, seen_resume_count=0, outcome=RelayOutcome.FAILED)
         deps.connections.release_turn(ctx.connection_id, turn_id)
         raise rejection(ClientErrorCode.AGENT_UNAVAILABLE, "the agent could not be reached: try again") from exc
     count("Turns")

@@ -2,7 +2,7 @@
 
 The relay (one Lambda invocation per turn) streams the agent's events; the ``cancel``, ``resume`` and
 ``$disconnect`` handlers (other Lambdas) steer it only through this item, which the relay reads every
-:data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S`:
+:data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S` (the rules: :mod:`relay_core.relay_turn`):
 
 - ``cancel_requested`` (+ ``played_ms`` when the client said how much it played): set by ``cancel``; the relay
   sends the agent its cancel request, with ``played_ms`` (truthful barge-in: the agent keeps the words heard).
@@ -22,13 +22,12 @@ condition, is :data:`relay_core.turn_record.TRANSITIONS`; every condition writte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from relay_core.errors import ResumeExpiredError, UnknownTurnError
-from relay_core.turn_record import RecordWrite, TurnState, condition, state_values
+from relay_core.turn_record import RecordWrite, RelayOutcome, TurnState, condition, state_values
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import is_conditional_failure
 
@@ -36,16 +35,6 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 TURN_TTL_S = 24 * 3600
-
-
-class TurnOutcome(StrEnum):
-    COMPLETED = "completed"
-    CANCELLED = "cancelled"
-    FAILED = "failed"
-    ABANDONED = "abandoned"
-    """The client went away and did not resume within the window."""
-    DUPLICATE = "duplicate"
-    """A repeated relay invocation for a turn another relay already runs (never stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +138,7 @@ class TurnStore:
         invocation more than once: the duplicate must not run the turn again) or the turn is closed/unknown."""
         return self._update(turn_id, RecordWrite.CLAIM_RELAY, "SET relay_started_at = :now, updated_at = :now", {})
 
-    def end(self, turn_id: str, *, outcome: TurnOutcome) -> None:
+    def end(self, turn_id: str, *, outcome: RelayOutcome) -> None:
         """The agent's stream is over; the relay may still linger for a detached client."""
         self._update(
             turn_id,
@@ -158,7 +147,7 @@ class TurnStore:
             {":o": {"S": outcome.value}},
         )
 
-    def close(self, turn_id: str, *, seen_resume_count: int, outcome: TurnOutcome | None = None) -> bool:
+    def close(self, turn_id: str, *, seen_resume_count: int, outcome: RelayOutcome | None = None) -> bool:
         """The relay exits: nothing is resumable any more. False (and nothing written) when a resume arrived
         after the relay last looked (``resume_count`` moved): the relay must serve it first."""
         values: dict[str, Any] = {":seen": {"N": str(seen_resume_count)}}
@@ -214,4 +203,4 @@ def _num(value: float) -> str:
     return f"{value:.3f}"
 
 
-__all__ = ["TURN_TTL_S", "Turn", "TurnOutcome", "TurnState", "TurnStore"]
+__all__ = ["TURN_TTL_S", "Turn", "TurnState", "TurnStore"]
