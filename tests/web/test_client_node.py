@@ -76,7 +76,9 @@ def test_client_library_in_node_against_the_local_stack(relay_stack: RelayStack,
         "RELAY_RESUME_WINDOW_S": relay_stack.env["RESUME_WINDOW_S"],
     }
     command = [str(NODE), "--experimental-websocket", "--test", "--test-reporter=tap", str(LIVE_TESTS)]
-    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=LIVE_TIMEOUT_S, check=False)
+    done = subprocess.run(
+        command, cwd=REPO, env=env, capture_output=True, text=True, timeout=LIVE_TIMEOUT_S, check=False
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     counts = {k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped) (\d+)$", output, re.MULTILINE)}

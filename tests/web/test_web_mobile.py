@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
-from relay_core.client_session import TurnOutcome
 from tests.web.test_web_browser import (
     CHROMIUM,
     OUTPUT_DIR,
@@ -33,6 +31,8 @@ from tests.web.test_web_browser import (
     wait_for_audio,
     wait_for_end,
 )
+
+from relay_core.client_session import TurnOutcome
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page
@@ -127,10 +127,17 @@ def slug(device: str) -> str:
 
 
 LAYOUT_JS = """() => {
-  const box = (sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [r.top, r.bottom, r.width, r.height]; };
-  const targets = [...document.querySelectorAll('button, summary, textarea, select, input[type=text], .route label, label.check')]
+  const box = (sel) => {
+    const r = document.querySelector(sel).getBoundingClientRect();
+    return [r.top, r.bottom, r.width, r.height];
+  };
+  const selector = 'button, summary, textarea, select, input[type=text], .route label, label.check';
+  const targets = [...document.querySelectorAll(selector)]
     .filter((el) => el.getClientRects().length > 0)
-    .map((el) => ({what: el.id || el.textContent.trim().slice(0, 30), w: el.getBoundingClientRect().width, h: el.getBoundingClientRect().height}));
+    .map((el) => {
+      const r = el.getBoundingClientRect();
+      return {what: el.id || el.textContent.trim().slice(0, 30), w: r.width, h: r.height};
+    });
   return {
     innerWidth, innerHeight,
     scrollWidth: document.documentElement.scrollWidth,
