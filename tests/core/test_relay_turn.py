@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,11 +41,12 @@ from relay_core.relay_commands import (
     RelayCommand,
     ReleaseConnection,
 )
-from relay_core.relay_turn import PHASE_TABLE, RelayInput, RelayPhase, RelayTurn
+from relay_core.relay_turn import PHASE_TABLE, RelayInput, RelayPhase, RelayTurn, phase_table_markdown
 from relay_core.resume_buffer import ResumeBuffer
 from relay_core.sse import encode_sse
 from relay_core.turn_record import RelayOutcome
 
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "functions.md"
 TURN = "t-0001"
 WINDOW_S = 30.0
 
@@ -152,6 +154,12 @@ def test_the_phase_table_names_every_input_of_the_phases_that_take_input() -> No
     driver.feed(AgentStart(TURN), AgentEnd(TURN))
     with pytest.raises(SessionStateError, match="not accepted while done"):
         driver.relay.tick(1.0)
+
+
+def test_docs_functions_md_carries_the_phase_table() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    documented = text.split("<!-- relay-phases:begin -->\n", 1)[1].split("\n<!-- relay-phases:end -->", 1)[0]
+    assert documented == phase_table_markdown()
 
 
 def test_a_cancel_flag_reaches_the_agent_once_with_played_ms_and_an_agent_that_ignores_it_is_ended() -> None:

@@ -111,6 +111,16 @@ PHASE_TABLE: dict[RelayPhase, dict[RelayInput, str]] = {
 """Which input each phase accepts and what it does; any other input is refused (closing only runs commands)."""
 
 
+def phase_table_markdown() -> str:
+    """:data:`PHASE_TABLE` as Markdown (docs/functions.md carries it; a test keeps them equal)."""
+    rows = ["| phase | input | what it does |", "|---|---|---|"]
+    for phase, rules in PHASE_TABLE.items():
+        if not rules:
+            rows.append(f"| {phase.value} | (none: commands only) | — |")
+        rows.extend(f"| {phase.value} | `{kind.value}` | {meaning} |" for kind, meaning in rules.items())
+    return "\n".join(rows)
+
+
 class _Linger(Enum):
     NOT_STARTED = "not_started"
     READING = "reading"
@@ -579,4 +589,5 @@ __all__ = [
     "RelayInput",
     "RelayPhase",
     "RelayTurn",
+    "phase_table_markdown",
 ]

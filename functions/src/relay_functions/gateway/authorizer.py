@@ -17,7 +17,8 @@ from aws_lambda_powertools.utilities.data_classes.api_gateway_authorizer_event i
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.deps import process_deps
-from relay_functions.gateway.observability import count, log_invocation, logger, metrics, tracer
+from relay_functions.gateway.lambda_handler import gateway_handler
+from relay_functions.gateway.observability import count, logger
 from relay_functions.gateway.tokens import TokenRejectedError, TokenVerifier
 
 TOKEN_PARAMETER = "token"  # noqa: S105 - a parameter name, not a secret
@@ -68,8 +69,6 @@ def authorize(raw_event: Mapping[str, Any], verifier: TokenVerifier) -> dict[str
     )
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return authorize(event, process_deps().token_verifier)

@@ -11,16 +11,13 @@ answer is sent on success; an unknown turn, someone else's, or a finished one wi
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from relay_core.client_messages import Cancel, ClientErrorCode, ClientMessage
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.connections import Connection
-from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
-from relay_functions.gateway.route_event import Route, RouteContext, handle_client_message, rejection
+from relay_functions.gateway.deps import GatewayDeps
+from relay_functions.gateway.lambda_handler import action_handler
+from relay_functions.gateway.observability import append_keys, count, logger, tracer
+from relay_functions.gateway.route_event import Route, RouteContext, rejection
 
 
 @tracer.capture_method
@@ -64,8 +61,4 @@ def late_barge_in(turn_id: str, connection: Connection, played_ms: int, deps: Ga
 ROUTES: dict[type[ClientMessage], Route] = {Cancel: cancel_turn}
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return handle_client_message(event, process_deps(), ROUTES)
+handler = action_handler(__name__, ROUTES)

@@ -12,7 +12,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, log_invocation, logger, metrics, tracer
+from relay_functions.gateway.lambda_handler import gateway_handler
+from relay_functions.gateway.observability import count, logger, tracer
 
 
 def authorized_user(raw_event: Mapping[str, Any]) -> str | None:
@@ -33,9 +34,7 @@ def record_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connec
     return deps.connections.put(connection_id, user_id=user_id, session_id=session_id)
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     connection = record_connection(event, process_deps())
     if connection is None:

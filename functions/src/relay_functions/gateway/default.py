@@ -6,15 +6,11 @@ anyway (a route missing from a deployment) is served as that route would serve i
 from __future__ import annotations
 
 import importlib
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_core.client_messages import ClientMessage
 from relay_functions import manifest
-from relay_functions.gateway.deps import process_deps
-from relay_functions.gateway.observability import log_invocation, metrics, tracer
-from relay_functions.gateway.route_event import Route, handle_client_message
+from relay_functions.gateway.lambda_handler import action_handler
+from relay_functions.gateway.route_event import Route
 
 
 def _action_routes() -> dict[type[ClientMessage], Route]:
@@ -28,8 +24,4 @@ def _action_routes() -> dict[type[ClientMessage], Route]:
 ROUTES: dict[type[ClientMessage], Route] = _action_routes()
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return handle_client_message(event, process_deps(), ROUTES)
+handler = action_handler(__name__, ROUTES)

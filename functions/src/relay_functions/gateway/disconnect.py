@@ -12,7 +12,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import count, log_invocation, logger, metrics, tracer
+from relay_functions.gateway.lambda_handler import gateway_handler
+from relay_functions.gateway.observability import count, logger, tracer
 
 
 @tracer.capture_method
@@ -25,9 +26,7 @@ def forget_connection(raw_event: Mapping[str, Any], deps: GatewayDeps) -> Connec
     return connection
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     connection = forget_connection(event, process_deps())
     count("Disconnections")

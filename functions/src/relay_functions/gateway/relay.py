@@ -11,12 +11,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from relay_core.errors import InvalidFieldError
 from relay_core.turn_record import RelayOutcome
 from relay_functions.gateway.deps import GatewayDeps, process_deps
+from relay_functions.gateway.lambda_handler import gateway_handler
 from relay_functions.gateway.observability import (
     append_keys,
     count,
-    log_invocation,
     logger,
-    metrics,
     milliseconds,
     tracer,
 )
@@ -54,9 +53,7 @@ def record(result: RelayResult) -> None:
         count("TurnsAbandoned")
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
+@gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         result = relay_turn(event, process_deps())

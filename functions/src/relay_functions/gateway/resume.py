@@ -12,16 +12,13 @@ message after ``after_seq``, then the rest live. Refusals: ``unknown_turn`` (no 
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from relay_core.client_messages import ClientErrorCode, ClientMessage, Resume
 from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
-from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
-from relay_functions.gateway.route_event import Route, RouteContext, handle_client_message, rejection
+from relay_functions.gateway.deps import GatewayDeps
+from relay_functions.gateway.lambda_handler import action_handler
+from relay_functions.gateway.observability import append_keys, count, logger, tracer
+from relay_functions.gateway.route_event import Route, RouteContext, rejection
 
 
 @tracer.capture_method
@@ -48,8 +45,4 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
 ROUTES: dict[type[ClientMessage], Route] = {Resume: resume_turn}
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return handle_client_message(event, process_deps(), ROUTES)
+handler = action_handler(__name__, ROUTES)

@@ -12,24 +12,21 @@ closed and the client gets ``agent_unavailable``.
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import BotoCoreError, ClientError
 
 from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
 from relay_core.fields import encode_json
 from relay_core.turn_record import RelayOutcome
 from relay_functions.gateway.connections import ConnectionNotRegisteredError, is_conditional_failure
-from relay_functions.gateway.deps import GatewayDeps, process_deps
-from relay_functions.gateway.observability import append_keys, count, log_invocation, logger, metrics, tracer
+from relay_functions.gateway.deps import GatewayDeps
+from relay_functions.gateway.lambda_handler import action_handler
+from relay_functions.gateway.observability import append_keys, count, logger, tracer
 from relay_functions.gateway.relay_request import RelayRequest
 from relay_functions.gateway.route_event import (
     NOT_REGISTERED,
     ReadsItsConnection,
     Route,
     RouteContext,
-    handle_client_message,
     rejection,
 )
 
@@ -104,8 +101,4 @@ def invoke_relay(request: RelayRequest, deps: GatewayDeps) -> None:
 ROUTES: dict[type[ClientMessage], Route] = {SendMessage: ReadsItsConnection(start_turn)}
 
 
-@log_invocation
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return handle_client_message(event, process_deps(), ROUTES)
+handler = action_handler(__name__, ROUTES)
