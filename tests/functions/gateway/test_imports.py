@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 
-HANDLERS = ("authorizer", "connect", "disconnect", "default", "send_message", "cancel", "resume", "relay")
+from relay_functions import manifest
+
+HANDLERS = tuple(function.name for function in manifest.FUNCTIONS)
 
 
 def test_handlers_import_without_aws_configuration() -> None:

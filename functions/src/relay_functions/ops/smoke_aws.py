@@ -18,11 +18,11 @@ from typing import Any
 import boto3
 
 from relay_functions.ops.errors import SmokeCheckError
-from relay_functions.ops.smoke_kokoro import InvocationStream, SessionClosedError, SessionConnection
+from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedError, SessionConnection
 
 
 class SageMakerSession:
-    """:class:`~relay_functions.ops.smoke_kokoro.SessionConnection` over the voice agent's SageMaker transport."""
+    """:class:`~relay_functions.ops.smoke_transport.SessionConnection` over the voice agent's SageMaker transport."""
 
     def __init__(self, connection: Any) -> None:
         self._connection = connection

@@ -6,7 +6,7 @@ open); for each, ``synthesis_start`` -> at least one PCM frame -> ``synthesis_co
 plausible, non-silent speech; then ``close`` and a clean close. HTTP check: ``POST /invocations`` streaming WAV,
 reassembled across transport chunks. Time to first audio is measured for both.
 
-Transports: :class:`SessionConnection` (a session) and :data:`InvocationStream` (POST /invocations); locally a
+Transports (:mod:`relay_functions.ops.smoke_transport`: a session and POST /invocations); locally a
 plain WebSocket and urllib (:mod:`relay_functions.ops.smoke_local`), in AWS the SageMaker bidirectional SDK (the
 voice agent's transport) and ``invoke_endpoint_with_response_stream`` (:mod:`relay_functions.ops.smoke_aws`).
 """
@@ -18,9 +18,9 @@ import json
 import os
 import struct
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from relay_core import limits
 from relay_core.audio import WAV_HEADER_BYTES
@@ -29,34 +29,13 @@ from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, S
 from relay_core.tts_messages import SynthesisComplete, Synthesize
 from relay_functions.ops.errors import SmokeCheckError
 from relay_functions.ops.smoke_audio import check_speech
+from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedError, SessionConnection
 
 SMOKE_TEXTS: Final = (
     "Hello from the Kokoro Relay smoke test.",
     "This second request runs on the same session.",
 )
 STEP_TIMEOUT_S: Final = 60.0
-
-
-class SessionClosedError(Exception):
-    """The session's stream ended; ``clean`` after a normal close (WebSocket 1000 / end of the SageMaker body)."""
-
-    def __init__(self, message: str, *, clean: bool) -> None:
-        super().__init__(message)
-        self.clean = clean
-
-
-class SessionConnection(Protocol):
-    async def send_binary(self, frame: bytes) -> None: ...
-
-    async def receive(self) -> str | bytes:
-        """The next server frame; raises :class:`SessionClosedError` when the stream ends."""
-        ...
-
-    async def aclose(self) -> None: ...
-
-
-InvocationStream = Callable[[bytes], Iterator[bytes]]
-"""POST /invocations with a JSON body; yields the response body in transport chunks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,11 +201,8 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
 
 __all__ = [
     "SMOKE_TEXTS",
-    "InvocationStream",
     "KokoroFigures",
     "RequestFigures",
-    "SessionClosedError",
-    "SessionConnection",
     "check_invocations",
     "check_session",
     "handler",

@@ -10,7 +10,7 @@ from typing import Final
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from relay_functions.ops.smoke_kokoro import InvocationStream, SessionClosedError, SessionConnection
+from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedError, SessionConnection
 
 MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
 READ_BYTES: Final = 8192
