@@ -1,7 +1,7 @@
 // Local mode: talk to the agent's own /invocations (ARCHITECTURE §3) and read its SSE stream directly,
 // without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking) and
 // audio with PcmAssembler (samples reassembled across chunks); the page gets the same events as in
-// gateway mode (client_session.js ClientEvent).
+// gateway mode (the ClientEvent of @kokoro-relay/client's session.js).
 
 import { SseDecoder } from "./sse.js";
 import { PcmAssembler, base64ToBytes } from "./client/pcm.js";

@@ -1,4 +1,4 @@
-// PCM reassembly across arbitrary byte cuts, base64, audibility, digest (web/pcm.js).
+// PCM reassembly across arbitrary byte cuts, base64, audibility, digest (clients/js/src/pcm.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 

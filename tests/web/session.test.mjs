@@ -1,4 +1,4 @@
-// ClientSession (web/client_session.js) over the cases recorded from relay_core's ClientSession
+// ClientSession (clients/js/src/session.js) over the cases recorded from relay_core's ClientSession
 // (fixtures/client_session_cases.json): same events in the same order, same text, PCM, outcome, last seq and
 // resume messages. The cases themselves are checked against the agent's own text and PCM in Python.
 import assert from "node:assert/strict";

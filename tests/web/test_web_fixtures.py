@@ -276,7 +276,7 @@ def sse_cases() -> list[Json]:
 
 
 def constants() -> Json:
-    """The relay_core values the web client mirrors as constants (web/client_session.js)."""
+    """The relay_core values the web client mirrors as constants (clients/js/src/session.js)."""
     return {"STALL_RESUME_MS": round(STALL_RESUME_S * 1000), "MAX_PLAYED_MS": MAX_PLAYED_MS}
 
 

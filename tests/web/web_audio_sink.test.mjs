@@ -1,4 +1,4 @@
-// WebAudioSink (web/player.js) on a stand-in AudioContext that records what was scheduled: gapless chaining,
+// WebAudioSink (clients/js/src/web_audio_sink.js) on a stand-in AudioContext that records what was scheduled: gapless chaining,
 // underrun handling, stop, and the sample record the browser tests compare with the server's PCM.
 import assert from "node:assert/strict";
 import { test } from "node:test";
