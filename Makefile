@@ -67,12 +67,13 @@ unit: setup
 
 test: lint typecheck web-typecheck web-test browser unit
 
-# The web client: Node's built-in test runner on web/ (no build step, no npm packages).
+# The web client and @kokoro-relay/client (clients/js): Node's built-in test runner (no build step, no npm packages);
+# their tests against the live stack run in pytest (tests/web/test_client_node.py).
 web-test:
 	@command -v node >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs >/dev/null; }
 	node --test tests/web/
 
-# The web client's types: tsc --checkJs (strict) over web/*.js, TypeScript pinned in web/package-lock.json.
+# Types: tsc --checkJs (strict) over web/*.js and clients/js (no DOM lib); TypeScript and axe-core pinned in web/package-lock.json.
 web-typecheck:
 	@npm --prefix web ci --no-audit --no-fund --loglevel=error
 	npm --prefix web run --silent typecheck
