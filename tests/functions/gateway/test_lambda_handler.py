@@ -25,4 +25,3 @@ def test_a_function_the_manifest_does_not_declare_gets_no_handler(module: str) -
         gateway_handler(module)
     with pytest.raises(LookupError, match="declare it there first"):
         action_handler(module, {})
-
