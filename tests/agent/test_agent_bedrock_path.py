@@ -124,6 +124,10 @@ def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_a_second(
     tts_server: Any, bedrock_env: Any
 ) -> None:
     runtime = bedrock_env.runtime
+    quiet_by = time.monotonic() + 60
+    while runtime.active and time.monotonic() < quiet_by:  # an earlier test's reply may still be finishing
+        time.sleep(0.05)
+    assert runtime.active == 0, "the shared stand-in never went quiet"
     config = AgentConfig(tts_url=tts_server.ws_url, model=ModelKind.BEDROCK, model_id=SMOLLM2_MODEL_ID)
     service = _service(tts_server, config, lambda: BedrockModel(model_id=SMOLLM2_MODEL_ID, max_tokens=400))
 

@@ -36,12 +36,12 @@ START_DEADLINE_S = 240.0
 FREE_PORTS = ["--web-port", "0", "--gateway-port", "0", "--aws-port", "0"]
 
 
-def _uv_run_relay() -> list[str]:
+def _uv_run_relay(cwd: Path) -> list[str]:
     """``uv run relay`` as the README has it (uv sets ``$UV`` for what it runs, ``make test`` included); the
     environment's own ``relay`` script where no uv is found. ``--no-sync``: the test must not change the venv."""
     uv = os.environ.get("UV") or shutil.which("uv")
-    if uv is None:
-        return [str(Path(sys.executable).with_name("relay"))]
+    if uv is None or subprocess.run([uv, "--version"], capture_output=True, cwd=cwd, check=False).returncode != 0:
+        return [str(Path(sys.executable).with_name("relay"))]  # e.g. a pyenv shim with no uv for this Python
     return [uv, "run", "--project", str(REPO_ROOT), "--no-sync", "relay"]
 
 
@@ -146,7 +146,7 @@ def _kill_group(process: subprocess.Popen[str]) -> None:
 def test_relay_up_serves_relay_chat_and_stops_cleanly_on_ctrl_c(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    up, lines = _start_in_own_group([*_uv_run_relay(), "up", *FREE_PORTS], tmp_path)
+    up, lines = _start_in_own_group([*_uv_run_relay(tmp_path), "up", *FREE_PORTS], tmp_path)
     seen: list[str] = []
     try:
         deadline = time.monotonic() + START_DEADLINE_S

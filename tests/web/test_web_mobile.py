@@ -308,8 +308,11 @@ SHELL_JS = """async () => {
 
 def test_installable_and_the_service_worker_caches_only_the_app_shell(galaxy: Phone) -> None:
     page = galaxy.page
+    # reload once the worker is active: a navigation that starts while it is still installing may load a page it
+    # never controls (its clients.claim() can run before that page exists)
+    page.evaluate("async () => { await navigator.serviceWorker.ready; }")
     page.reload()
-    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=30_000)
+    page.wait_for_function("() => navigator.serviceWorker.controller !== null", timeout=60_000)
     shell: dict[str, Any] = page.evaluate(SHELL_JS)
     manifest = shell["manifest"]
     assert manifest["display"] == "standalone" and manifest["start_url"]
