@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +57,14 @@ def _wait_for_reply(session_id: str, expected: str) -> None:
         time.sleep(0.05)
 
 
-async def _send(url: str, token: str, message: Cancel) -> None:
-    """One client message on a connection of its own (the gateway answers a successful cancel with nothing)."""
+async def _send(url: str, token: str, message: Cancel, *, until: Callable[[], None]) -> None:
+    """One client message on a connection of its own, kept open until ``until`` returns (the gateway answers a
+    successful cancel with nothing, and handles a message and the close that follows it in no set order: closed at
+    once, the connection can be forgotten before its cancel is read)."""
     websocket = await open_connection(url, token)
     try:
         await websocket.send(serialize(message))
+        await asyncio.to_thread(until)
     finally:
         await websocket.close()
 
@@ -78,8 +82,10 @@ def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_
     # The turn is over but its audio plays on: Stop after one word still tells the agent what was heard.
     first, second = report.words[0], report.words[1]
     played_ms = round(500 * (first.midpoint_s + second.midpoint_s))  # past the first word's midpoint only
-    asyncio.run(_send(url, token, Cancel(report.turn_id, played_ms=played_ms)))
-    _wait_for_reply(session_id, f"{first.word}… {INTERRUPTED_MARK}")
+    heard = f"{first.word}… {INTERRUPTED_MARK}"
+    asyncio.run(
+        _send(url, token, Cancel(report.turn_id, played_ms=played_ms), until=lambda: _wait_for_reply(session_id, heard))
+    )
 
     def barge_in(turn: ClientTurn) -> int | None:
         if len(turn.words) <= HEARD:

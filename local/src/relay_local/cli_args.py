@@ -16,6 +16,7 @@ from relay_core import limits
 from relay_core.agent_events import parse_payload
 from relay_core.errors import ProtocolError
 from relay_core.fields import get_number, get_str
+from relay_core.voice_spec import parse_voice_spec
 
 MAX_PORT = 65_535
 
@@ -69,12 +70,14 @@ def speech_speed(text: str) -> float:
 
 
 def voice_spec(text: str) -> str:
-    """A voice name or blend, not empty and within ``relay_core.limits.MAX_VOICE_SPEC_CHARS`` (whether the voice
-    exists only the TTS container knows: it refuses an unknown one before any text streams)."""
+    """A voice name or blend, spelled as ``relay_core.voice_spec`` says and within
+    ``relay_core.limits.MAX_VOICE_SPEC_CHARS`` (whether the voice exists only the TTS container knows: it refuses an
+    unknown one before any text streams)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("the voice is empty: name one (or a blend), or leave --voice out")
     try:
         get_str({"voice": text}, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
+        parse_voice_spec(text)
     except ProtocolError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
     return text

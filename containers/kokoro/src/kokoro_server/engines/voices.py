@@ -7,7 +7,6 @@ by its token count. A :class:`VoiceBank` is immutable once built and safe to sha
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -16,13 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines.errors import InvalidRequestError, ModelFilesError, UnknownVoiceError
+from relay_core.errors import InvalidFieldError
+from relay_core.voice_spec import parse_voice_spec
 
 STYLE_ROWS = 510
 STYLE_DIM = 256
 
 FloatArray = npt.NDArray[np.float32]
-
-_BLEND_SEPARATORS = re.compile(r"[,+]")
 
 
 def _as_pack(name: str, array: npt.NDArray[np.generic], source: Path) -> FloatArray:
@@ -97,20 +96,16 @@ class VoiceBank:
             UnknownVoiceError: a name is not in the bank.
             InvalidRequestError: the spec is empty or a weight is not a positive finite number.
         """
-        parts = [part.strip() for part in _BLEND_SEPARATORS.split(spec)]
-        if not spec.strip() or any(not part for part in parts):
-            raise InvalidRequestError(
-                f"voice spec {spec!r} is empty or has an empty entry: write 'name' or 'name:0.7,other:0.3'"
-            )
+        try:
+            entries = parse_voice_spec(spec)
+        except InvalidFieldError as exc:
+            raise InvalidRequestError(exc.message) from None
         weighted: list[tuple[FloatArray, float]] = []
-        for part in parts:
-            name, _, weight_text = part.partition(":")
-            name = name.strip()
-            pack = self._packs.get(name)
+        for entry in entries:
+            pack = self._packs.get(entry.name)
             if pack is None:
-                raise UnknownVoiceError(name, self.names())
-            weight = _parse_weight(weight_text.strip(), spec) if weight_text.strip() else 1.0
-            weighted.append((pack, weight))
+                raise UnknownVoiceError(entry.name, self.names())
+            weighted.append((pack, entry.weight))
         if len(weighted) == 1:
             return weighted[0][0]
         total = math.fsum(weight for _, weight in weighted)
@@ -126,15 +121,3 @@ class VoiceBank:
         """The ``[1, 256]`` style row for an utterance of ``n_tokens`` tokens (row ``n - 1``, clamped)."""
         row = min(max(n_tokens - 1, 0), pack.shape[0] - 1)
         return pack[row : row + 1]
-
-
-def _parse_weight(text: str, spec: str) -> float:
-    try:
-        weight = float(text)
-    except ValueError:
-        weight = math.nan
-    if not math.isfinite(weight) or weight <= 0:
-        raise InvalidRequestError(
-            f"voice weight {text!r} in {spec!r} is not a positive number: write e.g. 'jf_alpha:0.7,jm_kumo:0.3'"
-        )
-    return weight
