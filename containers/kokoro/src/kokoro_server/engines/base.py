@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,6 +39,19 @@ class Rendered:
     when the loaded model does not expose its duration predictor."""
     frame_samples: int = FRAME_SAMPLES
     """Samples per duration frame."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedRender:
+    """A segment whose front end has run: its durations now, its audio chunk by chunk as :attr:`chunks` is read.
+
+    The chunks, concatenated, are the segment's audio (``sum(durations) * frame_samples`` samples); reading the
+    iterator runs the decoder, so read it on a worker thread, one chunk per call if the caller wants to interleave.
+    """
+
+    durations: tuple[int, ...]
+    chunks: Iterator[npt.NDArray[np.float32]]
+    frame_samples: int = FRAME_SAMPLES
 
 
 class Synthesizer(Protocol):

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from kokoro_server.engines.base import Rendered, Segment, Synthesizer
+from kokoro_server.engines.base import Rendered, Segment, StreamedRender, Synthesizer
 from kokoro_server.engines.errors import InvalidRequestError
 from kokoro_server.engines.g2p import Phonemizer, Tokenizer
 from kokoro_server.engines.voices import VoiceBank
@@ -95,6 +95,33 @@ class Engine:
         pack = self._voices.resolve(voice)
         style = self._voices.style_for(pack, len(segment.tokens))
         return self._synthesizer.infer_timed(segment.tokens, style, speed)
+
+    @property
+    def streams(self) -> bool:
+        """Whether :meth:`render_stream` decodes chunk by chunk (the synthesizer was split at its decoder)."""
+        return bool(getattr(self._synthesizer, "streams", False))
+
+    def render_stream(self, segment: Segment, *, voice: str, speed: float) -> StreamedRender:
+        """Run one segment's front end (blocking); its audio comes chunk by chunk as the result's chunks are read.
+
+        A synthesizer that cannot stream gives the whole segment as one chunk. Concatenated, the chunks are as
+        long as :meth:`render_timed`'s audio and sound the same (docs/server.md: the streaming quality measures).
+        """
+        _check_speed(speed)
+        if len(segment.tokens) > Tokenizer.MAX_TOKENS:
+            raise InvalidRequestError(
+                f"segment has {len(segment.tokens)} tokens, more than {Tokenizer.MAX_TOKENS}: use Engine.plan"
+            )
+        if not segment.tokens:
+            return StreamedRender(durations=(), chunks=iter(()))
+        pack = self._voices.resolve(voice)
+        style = self._voices.style_for(pack, len(segment.tokens))
+        stream = getattr(self._synthesizer, "stream_timed", None)
+        if stream is None:
+            rendered = self._synthesizer.infer_timed(segment.tokens, style, speed)
+            return StreamedRender(durations=rendered.durations or (), chunks=iter((rendered.audio,)))
+        streamed: StreamedRender = stream(segment.tokens, style, speed)
+        return streamed
 
     def synthesize(self, text: str, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         """Plan and render all of ``text``; the segments' audio concatenated (empty for silent text)."""

@@ -1,0 +1,48 @@
+"""The int8 graph split at its decoder (kokoro_server.engines.onnx_split) and decoded in chunks (chunk_plan)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from kokoro_server.engines import Engine, OnnxSynthesizer, assemble_int8_model
+from kokoro_server.engines.chunk_plan import ChunkSchedule, plan_chunks
+
+TEXT = "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport."
+
+
+def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engine) -> None:
+    """The split engine's audio and durations equal the unsplit graph's exactly."""
+    assert onnx_engine.streams
+    whole = OnnxSynthesizer(assemble_int8_model(), threads=2, split=False)
+    assert not whole.streams
+    segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
+    split = onnx_engine.render_timed(segment, voice="jf_alpha", speed=1.0)
+    style = onnx_engine._voices.style_for(onnx_engine._voices.resolve("jf_alpha"), len(segment.tokens))
+    reference = whole.infer_timed(segment.tokens, style, 1.0)
+    assert split.durations == reference.durations
+    np.testing.assert_array_equal(split.audio, reference.audio)
+
+
+def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
+    """A small first chunk (leading padding + first_frames), later ones of later_frames; same length as whole."""
+    segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
+    streamed = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
+    chunks = [len(chunk) // 600 for chunk in streamed.chunks]
+    schedule = ChunkSchedule()
+    assert chunks[0] == streamed.durations[0] + schedule.first_frames
+    assert all(size == schedule.later_frames for size in chunks[1:-1])
+    assert sum(chunks) == sum(streamed.durations)
+
+
+@pytest.mark.parametrize(("frames", "lead"), [(1, 0), (5, 10), (100, 9), (61, 1)])
+def test_chunk_plan_tiles_and_windows_contain_chunks(frames: int, lead: int) -> None:
+    schedule = ChunkSchedule(first_frames=4, later_frames=20, margin_frames=6)
+    chunks = plan_chunks(frames, lead_frames=lead, schedule=schedule)
+    assert chunks[0].start == 0 and chunks[-1].end == frames
+    assert all(a.end == b.start for a, b in itertools.pairwise(chunks))
+    for chunk in chunks:
+        assert 0 <= chunk.window_start <= chunk.start < chunk.end <= chunk.window_end <= frames
+        assert chunk.start - chunk.window_start == min(chunk.start, 6)
