@@ -16,6 +16,8 @@ Environment variables (all optional):
   ``KOKORO_CLAUSE_PAUSE_MS`` (default 120): the pauses (kokoro_server.silence).
 - ``KOKORO_FIRST_FRAGMENT_WORDS``: the first segment of a session that has heard nothing yet ends at the first
   clause mark or phrase boundary after this many words (default 4; ``0`` or ``off`` turns it off).
+- ``KOKORO_STREAM_DECODER``: ``on`` decodes each segment in chunks and sends each chunk's audio as it exists
+  (the int8 ONNX engine; docs/server.md, streaming within a segment); ``off`` (default) renders whole segments.
 - ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones are refused with 1013 and
   ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
@@ -107,6 +109,8 @@ class ServerConfig:
     clause_pause_ms: float | None = None
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     """The container's first-fragment default; 0 or None turns it off."""
+    stream_decoder: bool = False
+    """``KOKORO_STREAM_DECODER``: decode segments chunk by chunk and send each chunk as it exists."""
     max_sessions: int | None = None
     """WebSocket sessions served at once; None = :func:`default_max_sessions` for the engine."""
     metrics_endpoint: str | None = None
@@ -211,6 +215,7 @@ class ServerConfig:
             host=text("KOKORO_HOST") or LOCAL_HOST,
             port=LOCAL_PORT if (port := number("KOKORO_PORT")) is None else port,
             silence=switch("KOKORO_SILENCE", True),
+            stream_decoder=switch("KOKORO_STREAM_DECODER", False),
             sentence_pause_ms=decimal("KOKORO_SENTENCE_PAUSE_MS"),
             paragraph_pause_ms=decimal("KOKORO_PARAGRAPH_PAUSE_MS"),
             clause_pause_ms=decimal("KOKORO_CLAUSE_PAUSE_MS"),
@@ -239,7 +244,11 @@ class ServerConfig:
             paragraph_pause_ms=base.paragraph_pause_ms if self.paragraph_pause_ms is None else self.paragraph_pause_ms,
             clause_pause_ms=base.clause_pause_ms if self.clause_pause_ms is None else self.clause_pause_ms,
         )
-        return SpeechPolicy(silence=silence, first_fragment_words=self.first_fragment_words or None)
+        return SpeechPolicy(
+            silence=silence,
+            first_fragment_words=self.first_fragment_words or None,
+            stream_decoder=self.stream_decoder,
+        )
 
     def with_overrides(self, **changes: object) -> ServerConfig:
         """A copy with the given settings replaced; ``None`` values leave a setting as it is."""

@@ -24,6 +24,9 @@ class SpeechPolicy:
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     """Server default for the first segment of a session that has heard nothing yet; None turns it off. A
     request may override it (``first_fragment_words`` on ``synthesize`` and ``/invocations``; 0 = off)."""
+    stream_decoder: bool = False
+    """Decode each segment chunk by chunk and send each chunk's audio as it exists (an engine that can: the split
+    int8 ONNX model), instead of the whole segment at once. Requests with word timings render whole segments."""
 
     def __post_init__(self) -> None:
         if self.first_fragment_words is not None and self.first_fragment_words < 1:

@@ -10,6 +10,10 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
   go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
   pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
   before a later request of a session, decided by how the previous request's text ended);
+- with :attr:`SpeechPolicy.stream_decoder` on and an engine that streams (``render_stream``), a segment is
+  rendered as several jobs instead: its front end and first decoder chunk, then one job per later chunk, each
+  shaped by :class:`kokoro_server.stream_shaper.StreamShaper` (the same cuts and pause as the whole segment gets) and
+  handed over as it exists; between chunks, other sessions' jobs run by the scheduler's priority;
 - its PCM is handed over as soon as it exists. :attr:`ScheduledSpeech.shaped` records, per segment, what the silence
   policy did (samples cut at the start and the end, pause samples added), for word timings.
 
@@ -19,9 +23,12 @@ Identical input (text, voice, speed, policy, and what the session said before) g
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from dataclasses import dataclass
 from functools import partial
+
+import numpy as np
+import numpy.typing as npt
 
 from kokoro_server.engines import Segment
 from kokoro_server.engines.speech_engine import SpeechEngine
@@ -29,6 +36,7 @@ from kokoro_server.pcm import float_to_pcm16
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, boundary_after, shape_segment
+from kokoro_server.stream_shaper import StreamShaper
 from relay_core import limits
 from relay_core.segmenter import first_fragment
 
@@ -104,12 +112,19 @@ def speak_offline(
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
     out = bytearray()
+    streams = policy.stream_decoder and bool(getattr(engine, "streams", False))
     for planned in plan:
-        raw = engine.render(planned.segment, voice=voice, speed=speed)
         boundary = planned.boundary if heard else Boundary.START
-        pcm = float_to_pcm16(
-            shape_segment(raw, boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate).audio
-        )
+        if streams:
+            shaper = StreamShaper(boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate)
+            chunks = getattr(engine, "render_stream")(planned.segment, voice=voice, speed=speed).chunks  # noqa: B009
+            shaped = [shaper.push(chunk) for chunk in chunks]
+            pcm = float_to_pcm16(np.concatenate([*shaped, shaper.finish()]))
+        else:
+            raw = engine.render(planned.segment, voice=voice, speed=speed)
+            pcm = float_to_pcm16(
+                shape_segment(raw, boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate).audio
+            )
         heard = heard or bool(pcm)
         out.extend(pcm)
     return bytes(out)
@@ -174,17 +189,34 @@ class ScheduledSpeech:
         for index, planned in enumerate(self._planned):
             # a segment's pause follows what was last *heard*: before the first sound there is none
             boundary = planned.boundary if heard else Boundary.START
+            cost = len(planned.segment.tokens)
+            if self._streams():
+                stream = _SegmentStream(self, planned.segment, boundary)
+                while not stream.done:
+                    pcm = await self.scheduler.run(self.session, index, stream.next_pcm, cost=cost)
+                    if pcm:
+                        heard = True
+                        yield self._heard(pcm)
+                self.segments_done += 1
+                continue
             job = partial(self._render, planned.segment, boundary)
-            pcm = await self.scheduler.run(self.session, index, job, cost=len(planned.segment.tokens))
+            pcm = await self.scheduler.run(self.session, index, job, cost=cost)
             self.segments_done += 1
             if not pcm:
                 continue
-            if self.first_audio_s is None:
-                self.first_audio_s = time.perf_counter() - self.started
-                self.session.last_spoken = self.text
             heard = True
-            self.audio_bytes += len(pcm)
-            yield pcm
+            yield self._heard(pcm)
+
+    def _streams(self) -> bool:
+        return self.policy.stream_decoder and bool(getattr(self.engine, "streams", False))
+
+    def _heard(self, pcm: bytes) -> bytes:
+        """Book ``pcm`` as sent: the first audio's time, the session's last spoken text, the byte count."""
+        if self.first_audio_s is None:
+            self.first_audio_s = time.perf_counter() - self.started
+            self.session.last_spoken = self.text
+        self.audio_bytes += len(pcm)
+        return pcm
 
     def _render(self, segment: Segment, boundary: Boundary) -> bytes:
         """The job body, on a worker thread: one segment to shaped PCM bytes."""
@@ -209,3 +241,43 @@ class ScheduledSpeech:
     @property
     def duration_s(self) -> float:
         return self.audio_bytes / (limits.SAMPLE_WIDTH_BYTES * self.engine.sample_rate)
+
+
+class _SegmentStream:
+    """One segment rendered chunk by chunk: each :meth:`next_pcm` call (a scheduler job, on a worker thread) runs
+    the front end first if needed, decodes one chunk and returns its shaped PCM; the last call also records the
+    segment's :class:`ShapedInfo`."""
+
+    def __init__(self, speech: ScheduledSpeech, segment: Segment, boundary: Boundary) -> None:
+        self._speech = speech
+        self._segment = segment
+        self._boundary = boundary
+        self._chunks: Iterator[npt.NDArray[np.float32]] | None = None
+        self._shaper = StreamShaper(
+            boundary=boundary, policy=speech.policy.silence, sample_rate=speech.engine.sample_rate
+        )
+        self.done = False
+
+    def next_pcm(self) -> bytes:
+        speech = self._speech
+        if self._chunks is None:
+            render_stream = getattr(speech.engine, "render_stream")  # noqa: B009 - checked by ScheduledSpeech._streams
+            self._chunks = render_stream(self._segment, voice=speech.voice, speed=speech.speed).chunks
+        chunk = next(self._chunks, None)
+        if chunk is not None:
+            return float_to_pcm16(self._shaper.push(chunk))
+        tail = self._shaper.finish()
+        result = self._shaper.result
+        assert result is not None
+        speech.shaped.append(
+            ShapedInfo(
+                segment=self._segment,
+                boundary=self._boundary,
+                raw_samples=self._shaper.raw_samples,
+                cut_start_samples=result.cut_start_samples,
+                cut_end_samples=result.cut_end_samples,
+                pause_samples=result.pause_samples,
+            )
+        )
+        self.done = True
+        return float_to_pcm16(tail)
