@@ -1,0 +1,87 @@
+"""First sound with the decoder streamed within a segment vs whole segments, side by side in one run (solo).
+
+For every corpus reply, a fresh session on one scheduler (1 worker, 2 threads as the server runs on 2 cores):
+the time from the request to its first non-empty PCM piece, and to its last; streaming on and off alternate per
+reply, so both see the same machine state. Prints medians and the ratio first sound / whole-reply synthesis
+(issue 21's target: <= 0.12), and the median first sound of replies whose first sentence has >= 8 words
+(target <= 500 ms).
+
+    uv run python bench/bench_stream_first_sound.py [--replies N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+
+from benchlib import print_table
+from corpus import REPLIES
+
+from kokoro_server.engines import EngineConfig, load_engine
+from kokoro_server.engines.speech_engine import SpeechEngine
+from kokoro_server.policy import SpeechPolicy
+from kokoro_server.scheduled_speech import ScheduledSpeech
+from kokoro_server.scheduler import Scheduler, SchedulerSession
+from relay_core.segmenter import split_sentences
+
+
+async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[float, float]:
+    speech = ScheduledSpeech(engine, scheduler, SchedulerSession("bench"), text=text, voice="jf_alpha", speed=1.0)
+    start = time.perf_counter()
+    first: float | None = None
+    async for pcm in speech.pcm_segments():
+        if pcm and first is None:
+            first = time.perf_counter() - start
+    return (first or 0.0), time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replies", type=int, default=len(REPLIES))
+    args = parser.parse_args(argv)
+    engine = load_engine(EngineConfig(threads=2))
+    schedulers = {
+        on: Scheduler(workers=1, name=f"s{on}", speech=SpeechPolicy(stream_decoder=on)) for on in (False, True)
+    }
+    results: dict[bool, list[tuple[str, float, float]]] = {False: [], True: []}
+    texts = [t for t in REPLIES[: args.replies] if len(t.split()) > 1]
+    asyncio.run(timed(engine, schedulers[True], texts[0]))  # warm-up
+    for text in texts:
+        for on in (False, True):
+            first, total = asyncio.run(timed(engine, schedulers[on], text))
+            results[on].append((text, first, total))
+    rows = []
+    for on in (False, True):
+        firsts = [r[1] for r in results[on]]
+        ratio = [r[1] / r[2] for r in results[on]]
+        long_first = [r[1] for r in results[on] if len(split_sentences(r[0])[0].split()) >= 8]
+        rows.append(
+            (
+                "on" if on else "off",
+                f"{statistics.median(firsts) * 1000:.0f}",
+                f"{statistics.median(long_first) * 1000:.0f}",
+                f"{statistics.median(r[2] for r in results[on]):.2f}",
+                f"{statistics.median(ratio):.3f}",
+            )
+        )
+    print_table(
+        f"solo first sound, {len(texts)} corpus replies, streaming within a segment on/off (same run)",
+        (
+            "streaming",
+            "median first sound ms",
+            "median first sound, 1st sentence >= 8 words, ms",
+            "median whole reply s",
+            "median first sound / whole reply",
+        ),
+        rows,
+    )
+    for scheduler in schedulers.values():
+        scheduler.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
