@@ -75,3 +75,17 @@ def test_relay_speak_names_a_404(tmp_path: Path, capsys: pytest.CaptureFixture[s
     err = capsys.readouterr().err
     assert code == 1
     assert "answered HTTP 404" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["speak", "chat", "up"])
+def test_every_local_command_takes_the_same_agent_options(command: str) -> None:
+    """``relay speak`` chooses its model and TTS transport as ``relay chat --local`` and ``relay up`` do."""
+    from relay_local.agent_options import agent_config_from  # noqa: PLC0415
+    from relay_local.bedrock.models import SMOLLM2_MODEL_ID  # noqa: PLC0415
+    from relay_local.cli import build_parser  # noqa: PLC0415
+    from voice_agent.config import ModelKind  # noqa: PLC0415
+
+    extra = {"speak": ["Hi"], "chat": ["--local", "Hi"], "up": []}[command]
+    args = build_parser().parse_args([command, *extra, "--model", "smollm2", "--tts-transport", "sagemaker"])
+    config = agent_config_from(args)
+    assert (config.model, config.model_id, args.tts_transport) == (ModelKind.BEDROCK, SMOLLM2_MODEL_ID, "sagemaker")

@@ -4,7 +4,9 @@ It starts the TTS container app (the real Kokoro model) and the agent app on fre
 ``--tts-url`` / ``--agent-url``), sends the prompt, prints the reply's text as it streams and the time to first
 audio, and writes the audio to a WAV file. The default model is ``speak``, the offline echo model: the reply IS
 the prompt, streamed back token by token at ``--rate`` tokens/s, so no LLM is needed (say so when you demo it);
-``--model bedrock|openai|ollama`` uses a real one.
+``--model smollm2`` a real (tiny) LLM through the local Bedrock stand-in, ``--model bedrock|openai|ollama`` a real one
+elsewhere; ``--tts-transport sagemaker`` puts the local SageMaker front end in the path (the same agent options as
+``relay chat --local`` and ``relay up``).
 """
 
 from __future__ import annotations
@@ -17,23 +19,19 @@ from pathlib import Path
 import httpx
 
 from relay_core import limits
-from relay_core.agent_defaults import LOCAL_AGENT_URL, SPEAK_TOKENS_PER_S
+from relay_core.agent_defaults import LOCAL_AGENT_URL
 from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.errors import RelayError
 from relay_local.agent_client import TurnResult, collect_turn
+from relay_local.agent_options import add_agent_options, agent_config_from
 from relay_local.cli_args import (
     agentcore_session_id,
     check_prompts,
-    http_url,
-    non_empty,
-    positive_rate,
     speech_speed,
-    tts_session_url,
     voice_spec,
     wav_path,
 )
-from voice_agent.config import AgentConfig, ModelKind
 from voice_agent.errors import ConfigError
 
 NAME = "speak"
@@ -54,21 +52,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=limits.DEFAULT_SPEED,
         help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
     )
-    parser.add_argument(
-        "--tts-url",
-        type=tts_session_url,
-        help="use this running TTS container (ws://.../invocations-bidirectional-stream)",
-    )
-    parser.add_argument("--agent-url", type=http_url, help="use this running agent (http://host:port)")
-    parser.add_argument("--model", choices=[k.value for k in ModelKind], default=ModelKind.SPEAK.value)
-    parser.add_argument("--model-id", type=non_empty, help="model id for bedrock/openai/ollama")
-    parser.add_argument("--base-url", type=http_url, help="base URL of an OpenAI-compatible or Ollama server")
-    parser.add_argument(
-        "--rate",
-        type=positive_rate,
-        default=SPEAK_TOKENS_PER_S,
-        help=f"speak model: tokens/s (default {SPEAK_TOKENS_PER_S:g})",
-    )
+    add_agent_options(parser)
     parser.add_argument(
         "--session-id",
         type=agentcore_session_id,
@@ -115,12 +99,7 @@ def speak(args: argparse.Namespace) -> int:
         print(f"relay speak: {problem}", file=sys.stderr)
         return 2
     try:
-        config = AgentConfig(
-            model=ModelKind(args.model),
-            model_id=args.model_id,
-            model_base_url=args.base_url,
-            speak_tokens_per_s=args.rate,
-        )
+        config = agent_config_from(args)
     except ConfigError as exc:
         print(f"relay speak: {exc.message}", file=sys.stderr)
         return 2
@@ -130,7 +109,9 @@ def speak(args: argparse.Namespace) -> int:
         starting = "the agent" if args.tts_url else "the TTS container (real Kokoro model) and the agent"
         print(f"[starting {starting} on loopback...]", file=sys.stderr)
     try:
-        with VoiceStack(tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config) as stack:
+        with VoiceStack(
+            tts_url=args.tts_url, agent_url=args.agent_url, agent_config=config, tts_transport=args.tts_transport
+        ) as stack:
             result = asyncio.run(_speak(args, stack.agent_url))
     except SpeakError as exc:
         print(f"\nrelay speak: {exc}", file=sys.stderr)
