@@ -24,7 +24,7 @@ from relay_core.agent_events import (
 from relay_core.audio import b64decode, b64encode
 from relay_core.client_framing import TurnFramer, max_audio_pcm_bytes, split_pcm_evenly, split_text_to_fit, utf8_size
 from relay_core.errors import AudioFormatError, SessionStateError
-from relay_core.turn_messages import TurnAudio, parse_server_message
+from relay_core.turn_messages import TurnMessage, parse_server_message
 
 RID = "req-1"
 
@@ -85,9 +85,9 @@ def test_a_large_audio_chunk_is_cut_on_samples_into_messages_under_the_budget() 
     assert len(out) > 3
     assert all(utf8_size(m) <= limits.CLIENT_FRAME_BUDGET_BYTES for m in out)
     pieces = [parse_server_message(m) for m in out]
-    assert all(isinstance(p, TurnAudio) and p.chunk == 4 for p in pieces)
-    audio = [p for p in pieces if isinstance(p, TurnAudio)]
-    assert [p.seq for p in audio] == list(range(1, 1 + len(out)))
+    audio = [p.event for p in pieces if isinstance(p, TurnMessage) and isinstance(p.event, AudioChunk)]
+    assert len(audio) == len(pieces) and all(a.seq == 4 for a in audio), "each piece names the agent chunk"
+    assert [p.seq for p in pieces if isinstance(p, TurnMessage)] == list(range(1, 1 + len(out)))
     joined = b"".join(b64decode(p.data) for p in audio)
     assert joined == pcm
     offsets = [p.sample_offset for p in audio]

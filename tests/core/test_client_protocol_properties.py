@@ -36,7 +36,7 @@ from relay_core.client_session import (
 )
 from relay_core.errors import ProtocolError
 from relay_core.resume_buffer import ResumeBuffer
-from relay_core.turn_messages import TERMINAL_TURN_MESSAGES, parse_server_message
+from relay_core.turn_messages import TurnMessage, parse_server_message
 
 RID = "r"
 TURN = "t-prop"
@@ -110,8 +110,7 @@ def test_framed_turn_is_bounded_numbered_and_reassembles_exactly(turn: Turn, bud
     assert all(utf8_size(m) <= budget for m in messages)
     parsed = [parse_server_message(m) for m in messages]
     assert [getattr(p, "seq", None) for p in parsed] == list(range(len(messages)))
-    assert isinstance(parsed[-1], TERMINAL_TURN_MESSAGES)
-    assert not any(isinstance(p, TERMINAL_TURN_MESSAGES) for p in parsed[:-1])
+    assert [isinstance(p, TurnMessage) and p.terminal for p in parsed] == [False] * (len(parsed) - 1) + [True]
 
     session = ClientSession(collect_audio=True)
     events = [e for m in messages for e in session.receive(m)]

@@ -16,7 +16,7 @@ from relay_core.client_framing import TurnFramer, utf8_size
 from relay_core.client_messages import Cancel, SendMessage, TurnAccepted, parse_client_message, serialize
 from relay_core.client_session import ClientSession, DuplicateIgnored, WordsReceived
 from relay_core.errors import InvalidFieldError
-from relay_core.turn_messages import TurnWordTimings, parse_server_message, serialize_server_message
+from relay_core.turn_messages import TurnMessage, parse_server_message, serialize_server_message
 from relay_core.word_timings import MAX_PLAYED_MS, MAX_WORD_CHARS, WordTiming, WordTimings
 
 TURN = "t-captions"
@@ -63,7 +63,7 @@ def test_word_timings_become_one_numbered_message_that_parses_back() -> None:
     event = timings(["Hello", "there."])
     [message] = framer.frame(event)
     parsed = parse_server_message(message)
-    assert parsed == TurnWordTimings(TURN, 1, event.words)
+    assert parsed == TurnMessage(TURN, 1, WordTimings(TURN, event.words))
     assert json.loads(serialize_server_message(parsed)) == json.loads(message)
     assert json.loads(message)["type"] == "word_timings"
     assert framer.frame(WordTimings(TURN, ())) == [], "no words, no message"
@@ -85,9 +85,10 @@ def test_many_words_split_across_messages_in_order_under_the_budget(words: list[
     messages = framer.frame(event)
     assert all(utf8_size(m) <= budget for m in messages)
     parsed = [parse_server_message(m) for m in messages]
-    assert all(isinstance(p, TurnWordTimings) for p in parsed)
-    assert [p.seq for p in parsed if isinstance(p, TurnWordTimings)] == list(range(len(messages)))
-    joined = [w for p in parsed if isinstance(p, TurnWordTimings) for w in p.words]
+    timed = [p for p in parsed if isinstance(p, TurnMessage) and isinstance(p.event, WordTimings)]
+    assert len(timed) == len(parsed)
+    assert [p.seq for p in timed] == list(range(len(messages)))
+    joined = [w for p in timed if isinstance(p.event, WordTimings) for w in p.event.words]
     assert [(w.start_s, w.end_s) for w in joined] == [(w.start_s, w.end_s) for w in event.words]
     assert all(
         got.word == want.word or want.word.startswith(got.word) for got, want in zip(joined, event.words, strict=True)
@@ -99,7 +100,7 @@ def test_a_full_segment_of_words_takes_several_frames_of_the_real_budget() -> No
     messages = TurnFramer(TURN).frame(timings(words))
     assert len(messages) > 1
     assert all(utf8_size(m) <= limits.CLIENT_FRAME_BUDGET_BYTES for m in messages)
-    got = [w.word for m in messages for w in parse_server_message(m).words]  # type: ignore[union-attr]
+    got = [w.word for m in messages for w in parse_server_message(m).event.words]  # type: ignore[union-attr]
     assert got == words
 
 

@@ -101,19 +101,26 @@ class AudioStreamStart:
 
 @dataclass(frozen=True, slots=True)
 class AudioChunk:
-    """``data`` is base64 of s16le PCM, whole samples; ``seq`` counts chunks of the turn from 0."""
+    """``data`` is base64 of s16le PCM, whole samples; ``seq`` counts chunks of the turn from 0.
+
+    ``sample_offset`` (the index of its first sample in the turn's audio) is set only on the client wire
+    (:mod:`relay_core.turn_messages`), where the relay may cut one agent chunk into several."""
 
     request_id: str
     seq: int
     data: str
+    sample_offset: int | None = None
     type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class AudioStreamEnd:
+    """``total_samples`` (samples in the turn's audio) is set only on the client wire."""
+
     request_id: str
     total_chunks: int
     duration_s: float
+    total_samples: int | None = None
     type: str = field(default=AgentEventType.AUDIO_STREAM_END.value, init=False)
 
 

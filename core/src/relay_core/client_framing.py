@@ -18,9 +18,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable, Iterator
-from functools import partial
+from collections.abc import Iterator
 
 from relay_core import limits
 from relay_core.agent_events import (
@@ -37,18 +37,7 @@ from relay_core.audio import b64decode, b64encode, max_pcm_bytes_for_base64
 from relay_core.client_messages import ClientErrorCode, check_turn_id
 from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
 from relay_core.fields import encode_json
-from relay_core.turn_messages import (
-    TurnAudio,
-    TurnAudioEnd,
-    TurnAudioStart,
-    TurnEnd,
-    TurnError,
-    TurnMessage,
-    TurnStart,
-    TurnText,
-    TurnWordTimings,
-    serialize_turn_message,
-)
+from relay_core.turn_messages import TurnMessage, serialize_turn_message
 from relay_core.word_timings import WordTiming, WordTimings
 
 _WIDE_INT = 10**15
@@ -128,7 +117,7 @@ def max_audio_pcm_bytes(budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) ->
     """The most PCM bytes (whole samples) that one framed ``audio`` message carries within ``budget_bytes``, for
     any turn id (up to ``limits.MAX_TURN_ID_CHARS``) and any seq, chunk and offset: an agent ``audio_chunk`` of at
     most this much PCM becomes exactly one client message (``relay_core.agent_defaults.AUDIO_CHUNK_BYTES``)."""
-    widest = TurnAudio("t" * limits.MAX_TURN_ID_CHARS, _WIDE_INT, chunk=_WIDE_INT, sample_offset=_WIDE_INT, data="")
+    widest = TurnMessage("t" * limits.MAX_TURN_ID_CHARS, _WIDE_INT, AudioChunk("", _WIDE_INT, "", _WIDE_INT))
     return max_pcm_bytes_for_base64(budget_bytes, overhead_bytes=utf8_size(serialize_turn_message(widest)))
 
 
@@ -168,7 +157,7 @@ class TurnFramer:
         self._check_open()
         samples_before = self.samples
         try:
-            return self._number(self._builders(event), terminal=isinstance(event, AgentEnd | AgentError))
+            return self._number(self._pieces(event), terminal=isinstance(event, AgentEnd | AgentError))
         except RelayError:
             self.samples = samples_before  # nothing of a rejected event counts
             raise
@@ -190,11 +179,11 @@ class TurnFramer:
                 f"turn {self.turn_id!r} already ended (its last seq is {self.last_seq}): start a new TurnFramer"
             )
 
-    def _number(self, builders: list[Callable[[int], TurnMessage]], *, terminal: bool) -> list[tuple[int, str]]:
+    def _number(self, events: list[AgentEvent], *, terminal: bool) -> list[tuple[int, str]]:
         out: list[tuple[int, str]] = []
-        for offset, build in enumerate(builders):
+        for offset, event in enumerate(events):
             seq = self.next_seq + offset
-            text = serialize_turn_message(build(seq))
+            text = serialize_turn_message(TurnMessage(self.turn_id, seq, event))
             size = utf8_size(text)
             if size > self.budget_bytes:  # a bug in the overhead arithmetic: never send an oversize frame
                 raise LimitExceededError(f"framed message of {size} bytes exceeds the {self.budget_bytes}-byte budget")
@@ -204,69 +193,44 @@ class TurnFramer:
             self.finished = True
         return out
 
-    def _overhead(self, message: TurnMessage) -> int:
-        """Fixed bytes of ``message`` with its variable field empty (numbers as wide as they can get)."""
-        return utf8_size(serialize_turn_message(message))
+    def _overhead(self, event: AgentEvent) -> int:
+        """Fixed bytes of a message of ``event`` with its variable field empty (numbers as wide as they get)."""
+        return utf8_size(serialize_turn_message(TurnMessage(self.turn_id, _WIDE_INT, event)))
 
-    def _builders(self, event: AgentEvent) -> list[Callable[[int], TurnMessage]]:
+    def _pieces(self, event: AgentEvent) -> list[AgentEvent]:
+        """The events the client gets for one agent event: the same, or cut to the budget, or with what the
+        client wire adds (``sample_offset``, ``total_samples``); long texts and ids shortened to their limits."""
         tid = self.turn_id
         if isinstance(event, WordTimings):
-            return self._word_timings_builders(event)
+            return self._word_timings_pieces(event)
         if isinstance(event, TextDelta):
-            return self._text_builders(event.text)
+            return self._text_pieces(event.text)
         if isinstance(event, AudioChunk):
-            return self._audio_builders(event)
+            return self._audio_pieces(event)
         if isinstance(event, AgentStart):
-            return [lambda seq: TurnStart(tid, seq, mode=event.mode, model=event.model[:200])]
+            return [AgentStart(tid, mode=event.mode, model=event.model[:200])]
         if isinstance(event, AudioStreamStart):
             return [
-                lambda seq: TurnAudioStart(
-                    tid,
-                    seq,
-                    voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS],
-                    format=event.format,
-                    sample_rate=event.sample_rate,
-                    channels=event.channels,
-                )
+                dataclasses.replace(event, request_id=tid, voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS]),
             ]
         if isinstance(event, AudioStreamEnd):
-            samples = self.samples
-            return [
-                lambda seq: TurnAudioEnd(
-                    tid,
-                    seq,
-                    total_chunks=event.total_chunks,
-                    total_samples=samples,
-                    duration_s=event.duration_s,
-                )
-            ]
+            return [dataclasses.replace(event, request_id=tid, total_samples=self.samples)]
         if isinstance(event, AgentEnd):
-            return [
-                lambda seq: TurnEnd(
-                    tid,
-                    seq,
-                    status=event.status,
-                    text_chars=event.text_chars,
-                    sentences=event.sentences,
-                    first_audio_s=event.first_audio_s,
-                    elapsed_s=event.elapsed_s,
-                )
-            ]
+            return [dataclasses.replace(event, request_id=tid)]
         message = _without_lone_surrogates(event.message)[:_MAX_ERROR_MESSAGE_CHARS]
-        code = event.code[:64]
-        return [lambda seq: TurnError(tid, seq, code=code, message=message)]
+        return [AgentError(tid, code=event.code[:64], message=message)]
 
-    def _text_builders(self, text: str) -> list[Callable[[int], TurnMessage]]:
+    def _text_pieces(self, text: str) -> list[AgentEvent]:
         tid = self.turn_id
         text = _without_lone_surrogates(text)
-        room = self.budget_bytes - self._overhead(TurnText(tid, _WIDE_INT, ""))
+        room = self.budget_bytes - self._overhead(TextDelta(tid, 0, ""))
         pieces = list(split_text_to_fit(text, room)) or [""]
-        return [partial(TurnText, tid, text=piece) for piece in pieces]
+        return [TextDelta(tid, self.next_seq + index, piece) for index, piece in enumerate(pieces)]
 
-    def _word_timings_builders(self, event: WordTimings) -> list[Callable[[int], TurnMessage]]:
+    def _word_timings_pieces(self, event: WordTimings) -> list[AgentEvent]:
         """The event's words in as few ``word_timings`` messages as fit the budget (none for no words)."""
         tid = self.turn_id
-        room = self.budget_bytes - self._overhead(TurnWordTimings(tid, _WIDE_INT, ()))
+        room = self.budget_bytes - self._overhead(WordTimings(tid, ()))
         groups: list[list[WordTiming]] = []
         used = room
         for word in event.words:
@@ -277,7 +241,7 @@ class TurnFramer:
                 used = 0
             groups[-1].append(fitted)
             used += cost
-        return [partial(TurnWordTimings, tid, words=tuple(group)) for group in groups]
+        return [WordTimings(tid, tuple(group)) for group in groups]
 
     @staticmethod
     def _fit_word(word: WordTiming, room: int) -> WordTiming:
@@ -288,24 +252,20 @@ class TurnFramer:
             text = next(split_text_to_fit(text, room - fixed))
         return word if text == word.word else WordTiming(text, word.start_s, word.end_s)
 
-    def _audio_builders(self, event: AudioChunk) -> list[Callable[[int], TurnMessage]]:
+    def _audio_pieces(self, event: AudioChunk) -> list[AgentEvent]:
         tid = self.turn_id
         pcm = b64decode(event.data)
         if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
             raise AudioFormatError(
                 f"audio_chunk {event.seq} has {len(pcm)} bytes, not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples"
             )
-        overhead = self._overhead(
-            TurnAudio(tid, _WIDE_INT, chunk=max(event.seq, _WIDE_INT), sample_offset=_WIDE_INT, data="")
-        )
+        overhead = self._overhead(AudioChunk(tid, max(event.seq, _WIDE_INT), "", sample_offset=_WIDE_INT))
         pieces = split_pcm_evenly(pcm, max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead))
-        builders: list[Callable[[int], TurnMessage]] = []
+        out: list[AgentEvent] = []
         for piece in pieces:
-            offset = self.samples
+            out.append(AudioChunk(tid, event.seq, b64encode(piece), sample_offset=self.samples))
             self.samples += len(piece) // limits.SAMPLE_WIDTH_BYTES
-            data = b64encode(piece)
-            builders.append(partial(TurnAudio, tid, chunk=event.seq, sample_offset=offset, data=data))
-        return builders
+        return out
 
 
 __all__ = ["TurnFramer", "max_audio_pcm_bytes", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]

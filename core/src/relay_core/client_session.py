@@ -22,7 +22,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from relay_core import limits
-from relay_core.agent_events import TurnMode
+from relay_core.agent_events import (
+    AgentEnd,
+    AgentError,
+    AgentStart,
+    AudioChunk,
+    AudioStreamEnd,
+    AudioStreamStart,
+    TextDelta,
+    TurnMode,
+)
 from relay_core.audio import b64decode
 from relay_core.client_messages import (
     Cancel,
@@ -36,19 +45,8 @@ from relay_core.client_messages import (
     serialize,
 )
 from relay_core.errors import AudioFormatError, InvalidFieldError, LimitExceededError, ProtocolError, SessionStateError
-from relay_core.turn_messages import (
-    TurnAudio,
-    TurnAudioEnd,
-    TurnAudioStart,
-    TurnEnd,
-    TurnError,
-    TurnMessage,
-    TurnStart,
-    TurnText,
-    TurnWordTimings,
-    parse_server_message,
-)
-from relay_core.word_timings import WordTiming
+from relay_core.turn_messages import TurnMessage, parse_server_message
+from relay_core.word_timings import WordTiming, WordTimings
 
 STALL_RESUME_S = 10.0
 """A client that hears nothing for this long about an accepted, unfinished turn, on a socket still open, sends
@@ -402,43 +400,44 @@ class ClientSession:
 
     def _apply(self, turn: ClientTurn, message: TurnMessage) -> ClientEvent:
         """The event for the next message of ``turn``; raises before changing anything if it is inconsistent."""
-        tid = turn.turn_id
-        if isinstance(message, TurnText):
-            turn._text.append(message.text)
-            return TextReceived(tid, message.seq, message.text)
-        if isinstance(message, TurnAudio):
-            return self._apply_audio(turn, message)
-        if isinstance(message, TurnWordTimings):
-            turn.words.extend(message.words)
-            return WordsReceived(tid, message.seq, message.words)
-        if isinstance(message, TurnStart):
-            return TurnStarted(tid, message.mode, message.model)
-        if isinstance(message, TurnAudioStart):
-            turn.sample_rate = message.sample_rate
-            return AudioStarted(tid, message.voice, message.format, message.sample_rate, message.channels)
-        if isinstance(message, TurnAudioEnd):
-            return AudioEnded(tid, message.total_samples, message.duration_s)
-        if isinstance(message, TurnEnd):
-            outcome = TurnOutcome.CANCELLED if message.status == TurnOutcome.CANCELLED else TurnOutcome.COMPLETED
-            return self._end(turn, outcome, None, None, agent_first_audio_s=message.first_audio_s)
-        assert isinstance(message, TurnError)
-        return self._end(turn, TurnOutcome.FAILED, message.code, message.message)
+        tid, seq, event = turn.turn_id, message.seq, message.event
+        if isinstance(event, TextDelta):
+            turn._text.append(event.text)
+            return TextReceived(tid, seq, event.text)
+        if isinstance(event, AudioChunk):
+            return self._apply_audio(turn, seq, event)
+        if isinstance(event, WordTimings):
+            turn.words.extend(event.words)
+            return WordsReceived(tid, seq, event.words)
+        if isinstance(event, AgentStart):
+            return TurnStarted(tid, event.mode, event.model)
+        if isinstance(event, AudioStreamStart):
+            turn.sample_rate = event.sample_rate
+            return AudioStarted(tid, event.voice, event.format, event.sample_rate, event.channels)
+        if isinstance(event, AudioStreamEnd):
+            return AudioEnded(tid, event.total_samples or 0, event.duration_s)
+        if isinstance(event, AgentEnd):
+            outcome = TurnOutcome.CANCELLED if event.status == TurnOutcome.CANCELLED else TurnOutcome.COMPLETED
+            return self._end(turn, outcome, None, None, agent_first_audio_s=event.first_audio_s)
+        assert isinstance(event, AgentError)
+        return self._end(turn, TurnOutcome.FAILED, event.code, event.message)
 
-    def _apply_audio(self, turn: ClientTurn, message: TurnAudio) -> AudioReceived:
+    def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived:
         try:
-            pcm = b64decode(message.data)
+            pcm = b64decode(event.data)
         except AudioFormatError as exc:
-            raise InvalidFieldError(f"audio_chunk {message.seq}: {exc.message}") from exc
+            raise InvalidFieldError(f"audio_chunk {seq}: {exc.message}") from exc
         if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
-            raise InvalidFieldError(f"audio_chunk {message.seq} is not whole 16-bit samples ({len(pcm)} bytes)")
-        if message.sample_offset != turn.samples:
+            raise InvalidFieldError(f"audio_chunk {seq} is not whole 16-bit samples ({len(pcm)} bytes)")
+        if event.sample_offset != turn.samples:
             raise InvalidFieldError(
-                f"audio_chunk {message.seq} starts at sample {message.sample_offset}, expected {turn.samples}"
+                f"audio_chunk {seq} starts at sample {event.sample_offset}, expected {turn.samples}"
             )
+        offset = turn.samples
         turn.samples += len(pcm) // limits.SAMPLE_WIDTH_BYTES
         if turn._pcm is not None:
             turn._pcm += pcm
-        return AudioReceived(turn.turn_id, message.seq, message.sample_offset, pcm)
+        return AudioReceived(turn.turn_id, seq, offset, pcm)
 
     @staticmethod
     def _end(

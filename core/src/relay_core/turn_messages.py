@@ -1,150 +1,89 @@
 """The numbered messages of a turn (gateway → client, ARCHITECTURE §4, docs/client-protocol.md).
 
-They are the agent events of §3 re-framed for API Gateway: every one carries the ``turn_id`` and one turn-wide
-``seq`` (0, 1, 2, ... across text, audio and the terminal message, no gaps), and none is larger than
-``limits.CLIENT_FRAME_BUDGET_BYTES`` in UTF-8. The agent's ``request_id`` and its per-kind counters are replaced
-by ``turn_id`` and ``seq``; ``audio_chunk`` gains ``chunk`` (the agent's chunk index it came from) and
-``sample_offset`` (where its first sample sits in the turn's audio), so a client can place every sample.
+A turn message is not a vocabulary of its own: it is one agent event of §3 (:mod:`relay_core.agent_events`) in
+a numbered envelope, :class:`TurnMessage`. The envelope carries the ``turn_id`` and one turn-wide ``seq`` (0, 1,
+2, ... across text, audio and the terminal message, no gaps); on the client wire it replaces the event's
+``request_id`` (and ``session_id``), and the agent's per-kind counters give way to it: an ``audio_chunk``'s own
+number is written ``chunk``, a ``text_delta``'s is left out. :data:`CLIENT_FIELDS` names, per event type, the
+event fields the client wire carries and in which order; two of them exist only there (``audio_chunk``'s
+``sample_offset``, where its first sample sits in the turn's audio, and ``audio_stream_end``'s ``total_samples``),
+set by the relay's framer. None is larger than ``limits.CLIENT_FRAME_BUDGET_BYTES`` in UTF-8.
 
-A turn ends with exactly one terminal message, ``agent_end`` or ``error`` (with ``seq``), and nothing follows
-it. :func:`parse_server_message` reads any gateway → client message, telling a turn ``error`` (has ``seq``) from
-a rejection (no ``seq``) by shape. It raises only ``ProtocolError`` subclasses.
+A turn ends with exactly one terminal message (:attr:`TurnMessage.terminal`: ``agent_end`` or ``error`` with
+``seq``), and nothing follows it. :func:`parse_server_message` reads any gateway → client message, telling a turn
+``error`` (has ``seq``) from a rejection (no ``seq``) by shape. It raises only ``ProtocolError`` subclasses.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from relay_core import agent_events as ev
 from relay_core import limits
-from relay_core.agent_events import AgentEventType, TurnMode, TurnStatus
 from relay_core.client_messages import ClientErrorCode, GatewayError, GatewayMessageType, TurnAccepted, check_turn_id
 from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_str
-from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTiming, parse_word_timings
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
 
-TURN_MESSAGE_TYPES = frozenset({*(t.value for t in AgentEventType), WORD_TIMINGS_TYPE})
+TURN_MESSAGE_TYPES = frozenset({*(t.value for t in ev.AgentEventType), WORD_TIMINGS_TYPE})
 """The ``type`` values of turn messages: the agent event types of §3 and ``word_timings``."""
 
+CHUNK_FIELD = "chunk"
+"""The client wire's name for an ``audio_chunk``'s agent chunk number (the agent event's ``seq``)."""
 
-@dataclass(frozen=True, slots=True)
-class TurnStart:
-    """seq 0 of a normal turn: the agent began (``agent_start``)."""
+CLIENT_FIELDS: dict[str, tuple[str, ...]] = {
+    ev.AgentEventType.AGENT_START: ("mode", "model"),
+    ev.AgentEventType.TEXT_DELTA: ("text",),
+    ev.AgentEventType.AUDIO_STREAM_START: ("voice", "format", "sample_rate", "channels"),
+    ev.AgentEventType.AUDIO_CHUNK: (CHUNK_FIELD, "sample_offset", "data"),
+    ev.AgentEventType.AUDIO_STREAM_END: ("total_chunks", "total_samples", "duration_s"),
+    ev.AgentEventType.AGENT_END: ("status", "text_chars", "sentences", "first_audio_s", "elapsed_s"),
+    ev.AgentEventType.ERROR: ("code", "message"),
+    WORD_TIMINGS_TYPE: ("words",),
+}
+"""Per event type, the fields a turn message carries after ``type``, ``turn_id`` and ``seq``, in wire order."""
 
-    turn_id: str
-    seq: int
-    mode: str = TurnMode.BIDI.value
-    model: str = ""
-    type: str = field(default=AgentEventType.AGENT_START.value, init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnText:
-    """A piece of the reply's text (``text_delta``): concatenate ``text`` in seq order."""
-
-    turn_id: str
-    seq: int
-    text: str
-    type: str = field(default=AgentEventType.TEXT_DELTA.value, init=False)
+ENVELOPE_FIELDS = ("type", "turn_id", "seq")
+"""The fields every turn message has, first, in this order."""
 
 
 @dataclass(frozen=True, slots=True)
-class TurnAudioStart:
-    """The turn's audio begins (``audio_stream_start``); its format holds for every ``audio_chunk`` after it."""
+class TurnMessage:
+    """Message ``seq`` of turn ``turn_id``: one agent event, numbered. The event's ``request_id`` is the turn id."""
 
     turn_id: str
     seq: int
-    voice: str
-    format: str = limits.PCM_FORMAT
-    sample_rate: int = limits.SAMPLE_RATE
-    channels: int = limits.CHANNELS
-    type: str = field(default=AgentEventType.AUDIO_STREAM_START.value, init=False)
+    event: ev.AgentEvent
+
+    @property
+    def type(self) -> str:
+        """The wire ``type`` (the event's)."""
+        return self.event.type
+
+    @property
+    def terminal(self) -> bool:
+        """Whether this is the turn's terminal message (``agent_end`` or ``error``)."""
+        return self.event.type in ev.TERMINAL_EVENT_TYPES
 
 
-@dataclass(frozen=True, slots=True)
-class TurnAudio:
-    """Whole samples of the reply's speech (``audio_chunk``): ``data`` is base64 of s16le PCM.
-
-    ``chunk`` is the agent chunk it was cut from (one agent chunk may become several messages);
-    ``sample_offset`` is the index of its first sample in the turn's audio (0 at ``audio_stream_start``)."""
-
-    turn_id: str
-    seq: int
-    chunk: int
-    sample_offset: int
-    data: str
-    type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnAudioEnd:
-    """The turn's audio is complete (``audio_stream_end``): ``total_samples`` samples in ``total_chunks``
-    agent chunks, ``duration_s`` seconds."""
-
-    turn_id: str
-    seq: int
-    total_chunks: int
-    total_samples: int
-    duration_s: float
-    type: str = field(default=AgentEventType.AUDIO_STREAM_END.value, init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnEnd:
-    """The turn's terminal message when it ran to its end (``agent_end``); ``status`` completed or cancelled."""
-
-    turn_id: str
-    seq: int
-    status: str = TurnStatus.COMPLETED.value
-    text_chars: int = 0
-    sentences: int = 0
-    first_audio_s: float | None = None
-    elapsed_s: float = 0.0
-    type: str = field(default=AgentEventType.AGENT_END.value, init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnError:
-    """The turn's terminal message when it failed (``error`` WITH ``seq``): no more messages of it follow."""
-
-    turn_id: str
-    seq: int
-    code: str
-    message: str
-    type: str = field(default=AgentEventType.ERROR.value, init=False)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnWordTimings:
-    """When each written word of the reply is spoken (``word_timings``), only in a turn started with
-    ``"timings": true``: ``start_s``/``end_s`` are seconds on the turn's audio timeline (sample 0 of the turn's
-    audio is 0.0 s), in spoken order across all of the turn's ``word_timings`` messages. It comes before the
-    audio it describes; a long segment's words may span several messages (each numbered like any other)."""
-
-    turn_id: str
-    seq: int
-    words: tuple[WordTiming, ...]
-    type: str = field(default=WORD_TIMINGS_TYPE, init=False)
-
-
-TurnMessage = TurnStart | TurnText | TurnAudioStart | TurnAudio | TurnAudioEnd | TurnEnd | TurnError | TurnWordTimings
 ServerMessage = TurnMessage | TurnAccepted | GatewayError
 """Anything the gateway sends a client."""
 
-TERMINAL_TURN_MESSAGES = (TurnEnd, TurnError)
-
 
 def turn_message_to_json(message: TurnMessage) -> JsonObject:
-    """The JSON object of a turn message, ``type`` first (``None`` fields left out)."""
-    if isinstance(message, TurnWordTimings):
-        return {
-            "type": message.type,
-            "turn_id": message.turn_id,
-            "seq": message.seq,
-            "words": [word.to_json() for word in message.words],
-        }
-    fields = asdict(message)
-    return {"type": fields.pop("type"), **{k: v for k, v in fields.items() if v is not None}}
+    """The JSON object of a turn message: ``type``, ``turn_id``, ``seq``, then :data:`CLIENT_FIELDS` of its
+    event in order (``None`` fields left out)."""
+    event = message.event
+    obj: JsonObject = {"type": event.type, "turn_id": message.turn_id, "seq": message.seq}
+    if isinstance(event, WordTimings):
+        obj["words"] = [word.to_json() for word in event.words]
+        return obj
+    for name in CLIENT_FIELDS[event.type]:
+        value = event.seq if name == CHUNK_FIELD and isinstance(event, ev.AudioChunk) else getattr(event, name)
+        if value is not None:
+            obj[name] = value
+    return obj
 
 
 def serialize_turn_message(message: TurnMessage) -> str:
@@ -174,64 +113,54 @@ def _get_turn_id(obj: JsonObject) -> str:
     return check_turn_id(turn_id)
 
 
-def _parse_turn_message(obj: JsonObject, kind: str) -> TurnMessage:
-    turn_id = _get_turn_id(obj)
-    seq = get_int(obj, "seq")
+def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.AgentEvent:
+    """The event of a turn message; a ``text_delta``'s own number is the message's ``seq``."""
     if kind == WORD_TIMINGS_TYPE:
-        words = parse_word_timings({"type": WORD_TIMINGS_TYPE, "request_id": turn_id, "words": obj.get("words")})
-        return TurnWordTimings(turn_id, seq, words.words)
-    if kind == AgentEventType.AGENT_START:
-        return TurnStart(
-            turn_id, seq, mode=get_str(obj, "mode") or TurnMode.BIDI.value, model=get_str(obj, "model") or ""
-        )
-    if kind == AgentEventType.TEXT_DELTA:
-        return TurnText(turn_id, seq, get_str(obj, "text", required=True) or "")
-    if kind == AgentEventType.AUDIO_STREAM_START:
-        return TurnAudioStart(
+        return parse_word_timings({"type": WORD_TIMINGS_TYPE, "request_id": turn_id, "words": obj.get("words")})
+    if kind == ev.AgentEventType.AGENT_START:
+        mode = get_str(obj, "mode") or ev.TurnMode.BIDI.value
+        return ev.AgentStart(turn_id, mode=mode, model=get_str(obj, "model") or "")
+    if kind == ev.AgentEventType.TEXT_DELTA:
+        return ev.TextDelta(turn_id, seq, get_str(obj, "text", required=True) or "")
+    if kind == ev.AgentEventType.AUDIO_STREAM_START:
+        return ev.AudioStreamStart(
             turn_id,
-            seq,
             voice=get_str(obj, "voice") or "",
             format=get_str(obj, "format") or limits.PCM_FORMAT,
             sample_rate=get_int(obj, "sample_rate", minimum=1) if "sample_rate" in obj else limits.SAMPLE_RATE,
             channels=get_int(obj, "channels", minimum=1) if "channels" in obj else limits.CHANNELS,
         )
-    if kind == AgentEventType.AUDIO_CHUNK:
-        return TurnAudio(
+    if kind == ev.AgentEventType.AUDIO_CHUNK:
+        return ev.AudioChunk(
             turn_id,
-            seq,
-            chunk=get_int(obj, "chunk"),
+            seq=get_int(obj, CHUNK_FIELD),
             sample_offset=get_int(obj, "sample_offset"),
             data=get_str(obj, "data", required=True) or "",
         )
-    if kind == AgentEventType.AUDIO_STREAM_END:
-        return TurnAudioEnd(
+    if kind == ev.AgentEventType.AUDIO_STREAM_END:
+        return ev.AudioStreamEnd(
             turn_id,
-            seq,
             total_chunks=get_int(obj, "total_chunks"),
             total_samples=get_int(obj, "total_samples"),
             duration_s=_get_float(obj, "duration_s", default=0.0) or 0.0,
         )
-    if kind == AgentEventType.AGENT_END:
-        return TurnEnd(
+    if kind == ev.AgentEventType.AGENT_END:
+        return ev.AgentEnd(
             turn_id,
-            seq,
-            status=get_str(obj, "status") or TurnStatus.COMPLETED.value,
+            status=get_str(obj, "status") or ev.TurnStatus.COMPLETED.value,
             text_chars=get_int(obj, "text_chars") if "text_chars" in obj else 0,
             sentences=get_int(obj, "sentences") if "sentences" in obj else 0,
             first_audio_s=_get_float(obj, "first_audio_s"),
             elapsed_s=_get_float(obj, "elapsed_s", default=0.0) or 0.0,
         )
-    return TurnError(
-        turn_id,
-        seq,
-        code=get_str(obj, "code") or ClientErrorCode.INTERNAL.value,
-        message=get_str(obj, "message") or "",
+    return ev.AgentError(
+        turn_id, code=get_str(obj, "code") or ClientErrorCode.INTERNAL.value, message=get_str(obj, "message") or ""
     )
 
 
 def parse_server_message(data: str | bytes | JsonObject) -> ServerMessage:
-    """Parse one gateway → client message. An ``error`` with ``seq`` is a :class:`TurnError` (terminal message
-    of a turn); without ``seq`` a :class:`GatewayError` (a rejection). Raises only ``ProtocolError`` subclasses."""
+    """Parse one gateway → client message. An ``error`` with ``seq`` is a terminal :class:`TurnMessage`; without
+    ``seq`` a :class:`GatewayError` (a rejection). Raises only ``ProtocolError`` subclasses."""
     obj: dict[str, Any] = (
         data
         if isinstance(data, dict)
@@ -248,23 +177,19 @@ def parse_server_message(data: str | bytes | JsonObject) -> ServerMessage:
             turn_id=turn_id or None,
         )
     if isinstance(kind, str) and kind in TURN_MESSAGE_TYPES:
-        return _parse_turn_message(obj, kind)
+        turn_id = _get_turn_id(obj)
+        seq = get_int(obj, "seq")
+        return TurnMessage(turn_id, seq, _parse_event(obj, kind, turn_id, seq))
     raise UnknownMessageTypeError(f"unknown gateway message type {str(kind)[:40]!r}")
 
 
 __all__ = [
-    "TERMINAL_TURN_MESSAGES",
+    "CHUNK_FIELD",
+    "CLIENT_FIELDS",
+    "ENVELOPE_FIELDS",
     "TURN_MESSAGE_TYPES",
     "ServerMessage",
-    "TurnAudio",
-    "TurnAudioEnd",
-    "TurnAudioStart",
-    "TurnEnd",
-    "TurnError",
     "TurnMessage",
-    "TurnStart",
-    "TurnText",
-    "TurnWordTimings",
     "parse_server_message",
     "serialize_server_message",
     "serialize_turn_message",

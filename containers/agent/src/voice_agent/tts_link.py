@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from relay_core import agent_defaults, limits
-from relay_core.agent_events import AgentErrorCode
+from relay_core.agent_events import AgentError, AgentErrorCode
 from relay_core.errors import ProtocolError
 from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
 from relay_core.tts_messages import Synthesize, TtsError
@@ -55,25 +55,11 @@ class LinkAudio:
     voice: str
 
 
-@dataclass(frozen=True, slots=True)
-class LinkRequestFailed:
-    """The server reported an error for one request (e.g. it could not synthesize it); the session goes on."""
-
-    request_id: str
-    code: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class LinkTimings:
-    """Word timings of one segment of a sentence request, moved onto the link's audio timeline (every sample the
-    link has delivered, in order: the turn's audio), so that they match what a client plays."""
-
-    request_id: str
-    timings: WordTimings
-
-
-LinkEvent = LinkAudio | LinkRequestFailed | LinkTimings
+LinkEvent = LinkAudio | AgentError | WordTimings
+"""What :meth:`TtsLink.events` yields: a request's audio; a request the server failed (an agent ``error`` naming the
+sentence request, its code and message the server's; the session goes on); word timings of one segment of a
+request, moved onto the link's audio timeline (every sample the link has delivered, in order: the turn's audio),
+so that they match what a client plays."""
 
 
 def _word_timings_frame(frame: str | bytes) -> WordTimings | None:
@@ -230,7 +216,7 @@ class TtsLink:
             self._busy_since, self._busy_tries = None, 0  # a session that speaks: the service had room
             if timings is not None:
                 start = self._request_start.get(timings.request_id, self._samples)
-                yield LinkTimings(timings.request_id, timings.shifted(start / limits.SAMPLE_RATE))
+                yield timings.shifted(start / limits.SAMPLE_RATE)
             for event in client_events:
                 if isinstance(event, AudioReceived):
                     self._samples += len(event.pcm) // limits.SAMPLE_WIDTH_BYTES
@@ -239,7 +225,7 @@ class TtsLink:
                     self._unfinished.pop(event.request_id, None)
                     outcome = event.outcome
                     if isinstance(outcome, TtsError):
-                        yield LinkRequestFailed(request_id=event.request_id, code=outcome.code, message=outcome.message)
+                        yield AgentError(request_id=event.request_id, code=outcome.code, message=outcome.message)
                 elif isinstance(event, SessionError):
                     logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
                 elif isinstance(event, RequestStarted):
@@ -340,4 +326,4 @@ class TtsLink:
         raise self._failure
 
 
-__all__ = ["LinkAudio", "LinkEvent", "LinkRequestFailed", "LinkTimings", "TtsLink", "TtsLinkError"]
+__all__ = ["LinkAudio", "LinkEvent", "TtsLink", "TtsLinkError"]

@@ -43,9 +43,9 @@ from relay_core import agent_defaults, limits
 from relay_core.agent_events import AgentEvent, TurnMode
 from relay_core.agent_turn import AgentTurn
 from relay_core.segmenter import SentenceSegmenter, split_to_fit
-from relay_core.word_timings import WordTiming, heard_prefix, interrupted
+from relay_core.word_timings import WordTiming, WordTimings, heard_prefix, interrupted
 from voice_agent.transport.base import TtsTransport
-from voice_agent.tts_link import LinkAudio, LinkRequestFailed, LinkTimings, TtsLink, TtsLinkError
+from voice_agent.tts_link import LinkAudio, TtsLink, TtsLinkError
 
 logger = logging.getLogger(__name__)
 
@@ -372,14 +372,14 @@ class Turn:
             return
         try:
             async for event in self._link.events():
-                if isinstance(event, LinkRequestFailed):
-                    self.machine.request_failed(event.code, event.message)
-                elif isinstance(event, LinkAudio):
+                if isinstance(event, LinkAudio):
                     await self._emit(list(self.machine.audio(event.pcm, event.voice)))
-                elif isinstance(event, LinkTimings):
-                    self.words.extend(event.timings.words)
+                elif isinstance(event, WordTimings):
+                    self.words.extend(event.words)
                     if self.request.timings and not self.cancelled:
-                        await self._emit([event.timings.shifted(0.0, request_id=self.request_id)])
+                        await self._emit([event.shifted(0.0, request_id=self.request_id)])
+                else:
+                    self.machine.request_failed(event.code, event.message)
         except TtsLinkError as exc:
             logger.warning("turn %s: %s", self.request_id, exc.message)
             self.machine.tts_failed(exc.code, exc.message)
