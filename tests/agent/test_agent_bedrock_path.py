@@ -16,8 +16,8 @@ from strands.models.model import Model
 from relay_core.agent_events import (
     AgentCancel,
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentPayload,
     AgentStart,
     TextDelta,
@@ -106,7 +106,7 @@ def test_throttling_ends_the_turn_with_model_failed_saying_so(tts_server: Any, b
     started = time.monotonic()
     events = _turn(_echo(tts_server), PROMPT, "throttled-1")
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "model_failed"
+    assert isinstance(end, AgentFailed) and end.code == "model_failed"
     assert "ThrottlingException" in end.message and THROTTLING_MESSAGE in end.message
     assert time.monotonic() - started < 10, "a throttled turn must not wait minutes in silence"
 
@@ -115,7 +115,7 @@ def test_a_mid_stream_model_error_ends_the_turn_with_model_failed(tts_server: An
     bedrock_env.runtime.faults.break_stream(after_tokens=3)
     events = _turn(_echo(tts_server), PROMPT, "broken-1")
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "model_failed"
+    assert isinstance(end, AgentFailed) and end.code == "model_failed"
     assert "modelStreamErrorException" in end.message
     assert _reply(events) == "Hello there.", "the text written before the error still reached the client"
 

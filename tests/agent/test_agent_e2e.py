@@ -18,8 +18,8 @@ import pytest
 from kokoro_server.scheduled_speech import speak_offline
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentPayload,
     AgentStart,
     AudioChunk,
@@ -151,8 +151,8 @@ def _check_order(events: list[AgentEvent], prompt: str) -> bytes:
     assert isinstance(events[0], AgentStart)
     rid = events[0].request_id
     assert all(e.request_id == rid for e in events)
-    assert sum(isinstance(e, AgentEnd | AgentError) for e in events) == 1
-    assert isinstance(events[-1], AgentEnd | AgentError)
+    assert sum(isinstance(e, AgentEnd | AgentFailed) for e in events) == 1
+    assert isinstance(events[-1], AgentEnd | AgentFailed)
     deltas = [e for e in events if isinstance(e, TextDelta)]
     assert [d.seq for d in deltas] == list(range(len(deltas)))
     assert "".join(d.text for d in deltas) == prompt
@@ -230,7 +230,7 @@ def test_cancel_stops_generation_and_tts_and_ends_cancelled(make_agent: Any) -> 
     assert cancelled == ["turn-cancel"]
     end = events[-1]
     assert isinstance(end, AgentEnd) and end.status == "cancelled"
-    assert sum(isinstance(e, AgentEnd | AgentError) for e in events) == 1
+    assert sum(isinstance(e, AgentEnd | AgentFailed) for e in events) == 1
     text = "".join(e.text for e in events if isinstance(e, TextDelta))
     assert len(text) < len(prompt)  # generation stopped
     kinds = [type(e) for e in events]
@@ -255,7 +255,7 @@ def test_tts_refused_text_still_arrives_then_error(make_agent: Any) -> None:
     pcm = _check_order(events, PROMPT)
     assert pcm == b""
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "tts_unavailable"
+    assert isinstance(end, AgentFailed) and end.code == "tts_unavailable"
     assert "Traceback" not in end.message
 
 
@@ -279,7 +279,7 @@ def test_drop_twice_gives_an_error_after_all_the_text(make_agent: Any) -> None:
     events, _ = _run(agent.url, AgentPayload(prompt=PROMPT))
     _check_order(events, PROMPT)
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "tts_failed"
+    assert isinstance(end, AgentFailed) and end.code == "tts_failed"
     assert len(agent.transport.sessions) == 2
 
 
@@ -294,7 +294,7 @@ def test_invalid_payload_is_one_error_event(make_agent: Any) -> None:
 
     events = asyncio.run(go())
     assert len(events) == 1
-    assert isinstance(events[0], AgentError) and events[0].code == "invalid_payload"
+    assert isinstance(events[0], AgentFailed) and events[0].code == "invalid_payload"
 
 
 def test_collect_turn_gives_text_pcm_and_time_to_first_audio(make_agent: Any) -> None:

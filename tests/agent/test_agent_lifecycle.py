@@ -25,8 +25,8 @@ from strands.models.bedrock import BedrockModel
 from relay_core.agent_defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentPayload,
     AudioChunk,
     TextDelta,
@@ -368,7 +368,7 @@ def test_a_turn_waiting_on_its_tts_session_uses_no_cpu() -> None:
 
     events, cpu_s, wall_s = asyncio.run(asyncio.wait_for(go(), 60))
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hi."]
-    assert isinstance(events[-1], AgentError) and events[-1].code == "tts_unavailable"
+    assert isinstance(events[-1], AgentFailed) and events[-1].code == "tts_unavailable"
     assert wall_s >= 1.4
     assert cpu_s < 0.3 * wall_s, f"the turn took {cpu_s:.2f} s of CPU in {wall_s:.2f} s of waiting"
 
@@ -382,7 +382,7 @@ def test_an_unknown_voice_is_refused_before_any_text_and_a_known_one_is_checked_
 
     refused = asyncio.run(go("no_such_voice"))
     assert len(refused) == 1
-    assert isinstance(refused[0], AgentError) and refused[0].code == "unknown_voice"
+    assert isinstance(refused[0], AgentFailed) and refused[0].code == "unknown_voice"
     assert "no_such_voice" in refused[0].message
     voice = agent.engine.default_voice
     for _ in range(2):
@@ -399,5 +399,5 @@ def test_an_unknown_action_names_the_valid_ones(rig: Any) -> None:
     events = [parse_event(e.data) for e in decoder.feed(response.content) + decoder.close()]
     assert len(events) == 1
     error = events[0]
-    assert isinstance(error, AgentError) and error.code == "unknown_action"
+    assert isinstance(error, AgentFailed) and error.code == "unknown_action"
     assert "'sendMessage'" in error.message and "'cancel'" in error.message and "'turn'" in error.message

@@ -24,7 +24,7 @@ import httpx
 import pytest
 import websockets
 
-from relay_core.agent_events import AgentEnd, AgentError, AgentPayload, AudioChunk
+from relay_core.agent_events import AgentEnd, AgentFailed, AgentPayload, AudioChunk
 from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_local.servers import BackgroundServer
@@ -157,7 +157,7 @@ def test_turn_through_a_dead_container_ends_tts_unavailable_after_the_text(make_
     agent = make_agent(url="ws://127.0.0.1:9/invocations-bidirectional-stream")
     events, _ = e2e._run(agent.url, AgentPayload(prompt="One. Two."))
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "tts_unavailable"
+    assert isinstance(end, AgentFailed) and end.code == "tts_unavailable"
     assert "ModelError" in end.message and "Traceback" not in end.message
     assert not any(isinstance(event, AudioChunk) for event in events)
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from relay_core.agent_events import AgentError, AgentEvent, AgentStart, TextDelta
+from relay_core.agent_events import AgentEvent, AgentFailed, AgentStart, TextDelta
 from voice_agent.config import AgentConfig, ModelKind, TransportKind
 from voice_agent.errors import ConfigError, TtsUnavailableError
 from voice_agent.transport.factory import make_transport
@@ -48,10 +48,10 @@ def test_a_model_failure_ends_the_turn_with_one_clean_error_after_the_text() -> 
     assert isinstance(events[0], AgentStart)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Hello there. ", "More"]
     end = events[-1]
-    assert isinstance(end, AgentError) and end.code == "model_failed"
+    assert isinstance(end, AgentFailed) and end.code == "model_failed"
     assert "ConnectionError" in end.message
     assert "secret.py" not in end.message and "Traceback" not in end.message
-    assert sum(isinstance(e, AgentError) for e in events) == 1
+    assert sum(isinstance(e, AgentFailed) for e in events) == 1
 
 
 def test_refused_transport_raises_a_typed_error() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.agent_events import AgentEnd, AgentError, AgentErrorCode, AgentEvent, AudioChunk, TextDelta
+from relay_core.agent_events import AgentEnd, AgentErrorCode, AgentEvent, AgentFailed, AudioChunk, TextDelta
 from relay_core.audio import b64decode
 from voice_agent.errors import TtsConnectionClosed
 from voice_agent.transport.base import TtsConnection, TtsTransport
@@ -146,14 +146,14 @@ def test_with_no_wait_the_turns_past_the_limit_end_with_tts_at_capacity(
     small_tts: Any, alone: dict[str, bytes]
 ) -> None:
     outcomes, transport = _run_all(small_tts, TurnSettings(tts_capacity_wait_s=0.0))
-    refused = [o for o in outcomes if isinstance(o.end, AgentError)]
+    refused = [o for o in outcomes if isinstance(o.end, AgentFailed)]
     spoken = [o for o in outcomes if isinstance(o.end, AgentEnd)]
     assert len(refused) + len(spoken) == TURNS
     assert refused and len(refused) == transport.refused
     assert len(spoken) >= SESSIONS
     for n, outcome in enumerate(outcomes):
         assert outcome.text == REPLIES[n % 4]  # the text is complete either way
-        if isinstance(outcome.end, AgentError):
+        if isinstance(outcome.end, AgentFailed):
             assert outcome.end.code == AgentErrorCode.TTS_AT_CAPACITY
             assert "speech is at capacity" in outcome.end.message and "network" not in outcome.end.message
         else:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from relay_core.agent_events import (
     AgentCancel,
     AgentEnd,
-    AgentError,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -36,7 +36,7 @@ from relay_core.errors import InvalidFieldError, ProtocolError
         AudioChunk(request_id="r", seq=3, data="AAA="),
         AudioStreamEnd(request_id="r", total_chunks=4, duration_s=1.2),
         AgentEnd(request_id="r", status="cancelled", first_audio_s=None),
-        AgentError(request_id="r", code="tts_unavailable", message="start the container"),
+        AgentFailed(request_id="r", code="tts_unavailable", message="start the container"),
     ],
 )
 def test_events_round_trip_and_carry_request_id(event: object) -> None:

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentErrorCode,
     AgentEvent,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -104,7 +104,7 @@ def test_the_highest_ranked_failure_wins(outcomes: list[str]) -> None:
     (end,) = turn.finish()
     expected = min(outcomes, key=OUTCOMES.index)
     code = {"internal": "internal_error", "model": "model_failed", "tts": "tts_unavailable", "request": "tts_failed"}
-    assert isinstance(end, AgentError) and end.code == code[expected]
+    assert isinstance(end, AgentFailed) and end.code == code[expected]
     if expected == "request":
         assert end.message.startswith(f"{outcomes.count('request')} sentence(s) could not be spoken")
     if expected == "tts":
@@ -117,7 +117,7 @@ def test_the_first_failure_of_a_kind_wins() -> None:
     turn.model_failed("first")
     turn.model_failed("second")
     (end,) = turn.finish()
-    assert isinstance(end, AgentError) and end.message == "first"
+    assert isinstance(end, AgentFailed) and end.message == "first"
 
 
 @pytest.mark.parametrize("call", ["text", "audio", "finish", "sentence_sent", "model_failed"])

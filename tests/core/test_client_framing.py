@@ -13,8 +13,8 @@ from relay_core import limits
 from relay_core.agent_defaults import AUDIO_CHUNK_BYTES
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -134,7 +134,7 @@ def test_a_custom_budget_is_honoured() -> None:
 
 def test_nothing_follows_the_terminal_message() -> None:
     framer = TurnFramer("t-1")
-    framer.frame(AgentError(RID, code="tts_failed", message="speech failed: try again"))
+    framer.frame(AgentFailed(RID, code="tts_failed", message="speech failed: try again"))
     with pytest.raises(SessionStateError, match="already ended"):
         framer.frame(TextDelta(RID, 0, "late"))
     with pytest.raises(SessionStateError):

@@ -13,7 +13,7 @@ from relay_core.client_messages import (
     Cancel,
     ClientAction,
     ClientErrorCode,
-    GatewayError,
+    Rejection,
     Resume,
     SendMessage,
     TurnAccepted,
@@ -151,10 +151,10 @@ def test_turn_ids() -> None:
 
 def test_gateway_control_messages_serialize_with_their_shape() -> None:
     assert json.loads(serialize(TurnAccepted("t-1"))) == {"type": "turn_accepted", "turn_id": "t-1"}
-    rejection = json.loads(serialize(GatewayError("rate_limited", "slow down", "t-1")))
+    rejection = json.loads(serialize(Rejection("rate_limited", "slow down", "t-1")))
     assert rejection == {"type": "error", "code": "rate_limited", "message": "slow down", "turn_id": "t-1"}
     assert "seq" not in rejection
-    assert json.loads(serialize(GatewayError("invalid_json", "m"))) == {
+    assert json.loads(serialize(Rejection("invalid_json", "m"))) == {
         "type": "error",
         "code": "invalid_json",
         "message": "m",
@@ -175,7 +175,7 @@ def test_gateway_control_messages_serialize_with_their_shape() -> None:
     ],
 )
 def test_relay_errors_become_client_errors_with_their_message(exc: RelayError, code: str) -> None:
-    error = GatewayError.from_exception(exc, turn_id="t-1")
+    error = Rejection.from_exception(exc, turn_id="t-1")
     assert (error.code, error.message, error.turn_id) == (code, exc.message, "t-1")
 
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from relay_core import limits
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
     AgentEventType,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -82,7 +82,7 @@ def agent_turns(draw: st.DrawFn) -> Turn:
     if audio_started:
         events.append(AudioStreamEnd(RID, total_chunks=chunk_seq, duration_s=1.0))
     failed = draw(st.booleans())
-    events.append(AgentError(RID, code="tts_failed", message=draw(TEXT)) if failed else AgentEnd(RID))
+    events.append(AgentFailed(RID, code="tts_failed", message=draw(TEXT)) if failed else AgentEnd(RID))
     return Turn(events, "".join(texts), b"".join(pcms), failed)
 
 

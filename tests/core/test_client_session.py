@@ -7,10 +7,10 @@ import json
 import pytest
 
 from relay_core import limits
-from relay_core.agent_events import AgentEnd, AgentError, AgentStart, AudioChunk, AudioStreamStart, TextDelta
+from relay_core.agent_events import AgentEnd, AgentFailed, AgentStart, AudioChunk, AudioStreamStart, TextDelta
 from relay_core.audio import b64encode
 from relay_core.client_framing import TurnFramer
-from relay_core.client_messages import GatewayError, TurnAccepted, parse_client_message, serialize
+from relay_core.client_messages import Rejection, TurnAccepted, parse_client_message, serialize
 from relay_core.client_messages import Resume as ResumeMessage
 from relay_core.client_messages import SendMessage as SendMessageMessage
 from relay_core.client_session import (
@@ -151,7 +151,7 @@ def test_a_turn_error_ends_the_turn_as_failed() -> None:
     session = ClientSession()
     framer = TurnFramer("t-1")
     session.receive(framer.frame(AgentStart(RID))[0])
-    (message,) = framer.frame(AgentError(RID, code="tts_unavailable", message="speech is down: try later"))
+    (message,) = framer.frame(AgentFailed(RID, code="tts_unavailable", message="speech is down: try later"))
     assert session.receive(message) == [
         TurnEnded("t-1", TurnOutcome.FAILED, "tts_unavailable", "speech is down: try later")
     ]
@@ -170,7 +170,7 @@ def test_a_cancelled_turn_ends_as_cancelled() -> None:
 def test_a_rejected_send_message_ends_the_turn_as_rejected() -> None:
     session = ClientSession()
     session.send_message("Hi", turn_id="t-1")
-    rejection = serialize(GatewayError("rate_limited", "10 turns a minute: wait a little", "t-1"))
+    rejection = serialize(Rejection("rate_limited", "10 turns a minute: wait a little", "t-1"))
     assert session.receive(rejection) == [
         Rejected("rate_limited", "10 turns a minute: wait a little", "t-1"),
         TurnEnded("t-1", TurnOutcome.REJECTED, "rate_limited", "10 turns a minute: wait a little"),
@@ -182,12 +182,10 @@ def test_a_refused_resume_ends_the_turn_as_expired_and_other_rejections_change_n
     session = ClientSession()
     for message in turn_messages("t-1")[:2]:
         session.receive(message)
-    assert session.receive(serialize(GatewayError("invalid_json", "send JSON"))) == [
-        Rejected("invalid_json", "send JSON")
-    ]
+    assert session.receive(serialize(Rejection("invalid_json", "send JSON"))) == [Rejected("invalid_json", "send JSON")]
     assert session.turn("t-1").phase is TurnPhase.ACTIVE
     session.resume("t-1")
-    events = session.receive(serialize(GatewayError("resume_expired", "too late: send a new message", "t-1")))
+    events = session.receive(serialize(Rejection("resume_expired", "too late: send a new message", "t-1")))
     assert events[-1] == TurnEnded("t-1", TurnOutcome.EXPIRED, "resume_expired", "too late: send a new message")
 
 
@@ -227,7 +225,7 @@ def test_binary_frames_are_decoded_as_utf8() -> None:
 def test_unknown_turn_for_a_turn_not_yet_accepted_does_not_end_it() -> None:
     session = ClientSession()
     session.send_message("Hi", turn_id="t-1")
-    session.receive(serialize(GatewayError("unknown_turn", "no such turn", "t-1")))  # e.g. an early cancel
+    session.receive(serialize(Rejection("unknown_turn", "no such turn", "t-1")))  # e.g. an early cancel
     assert session.turn("t-1").phase is TurnPhase.SENT
 
 
@@ -266,5 +264,5 @@ def test_turn_accepted_after_a_resume_settles_it() -> None:
     session.receive(turn_messages("t-1")[0])
     session.resume("t-1")
     assert session.receive(serialize(TurnAccepted("t-1"))) == [Accepted("t-1")]
-    session.receive(serialize(GatewayError("unknown_turn", "no turn is running: nothing to cancel", "t-1")))
+    session.receive(serialize(Rejection("unknown_turn", "no turn is running: nothing to cancel", "t-1")))
     assert session.turn("t-1").phase is TurnPhase.ACTIVE

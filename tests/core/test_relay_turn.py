@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     TextDelta,
@@ -328,7 +328,7 @@ EVENTS: list[AgentEvent] = [
     AudioChunk(TURN, 0, b64encode(b"\x02\x00" * 8)),
     AgentEnd(TURN),
     AgentEnd(TURN, status=TurnStatus.CANCELLED.value),
-    AgentError(TURN, "tts_failed", "speech failed"),
+    AgentFailed(TURN, "tts_failed", "speech failed"),
 ]
 INPUTS = st.one_of(
     st.tuples(st.just("bytes"), st.lists(st.sampled_from(range(len(EVENTS))), max_size=4)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, RequestEnded, SessionError, TtsClientSession
-from relay_core.tts_messages import SynthesisCancelled, SynthesisComplete, Synthesize, TtsError
+from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, TtsClientSession
+from relay_core.tts_messages import SynthesisCancelled, SynthesisComplete, Synthesize, TtsFailed
 from relay_core.tts_session import TtsServerSession
 
 
@@ -51,7 +51,7 @@ def test_errors_cancellations_and_protocol_violations() -> None:
     (ended,) = client.receive_frame('{"type":"synthesis_cancelled","request_id":"a"}')
     assert isinstance(ended, RequestEnded) and isinstance(ended.outcome, SynthesisCancelled)
     (other,) = client.receive_frame('{"type":"error","code":"invalid_json","message":"m","request_id":null}')
-    assert isinstance(other, SessionError) and isinstance(other.error, TtsError)
+    assert isinstance(other, FrameRefused) and isinstance(other.error, TtsFailed)
     with pytest.raises(ProtocolError, match="synthesis_start"):
         client.receive_frame(b"\x00\x00")
     with pytest.raises(ProtocolError):

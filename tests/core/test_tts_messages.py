@@ -17,7 +17,7 @@ from relay_core.tts_messages import (
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
-    TtsError,
+    TtsFailed,
     parse_client_message,
     parse_server_message,
     serialize,
@@ -109,12 +109,12 @@ def test_client_messages_round_trip(message: Synthesize | Cancel | Close) -> Non
             request_id="r", total_duration_s=0.0, elapsed_s=0.0, segments=0, audio_bytes=0, first_audio_s=None
         ),
         SynthesisCancelled(request_id="r", audio_bytes=10),
-        TtsError(code="invalid_json", message="nope", request_id=None),
-        TtsError(code="synthesis_failed", message="boom", request_id="r"),
+        TtsFailed(code="invalid_json", message="nope", request_id=None),
+        TtsFailed(code="synthesis_failed", message="boom", request_id="r"),
     ],
 )
 def test_server_messages_round_trip(
-    message: SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsError,
+    message: SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed,
 ) -> None:
     frame = serialize(message)
     assert json.loads(frame)["type"] == message.type

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from relay_core.tts_client import RequestEnded, SessionError, TtsClientEvent, TtsClientSession
-from relay_core.tts_messages import Synthesize, TtsError, parse_server_message, serialize
+from relay_core.tts_client import FrameRefused, RequestEnded, TtsClientEvent, TtsClientSession
+from relay_core.tts_messages import Synthesize, TtsFailed, parse_server_message, serialize
 from relay_core.tts_session import TtsServerSession
 
 
@@ -39,7 +39,7 @@ def test_a_duplicate_id_does_not_end_the_running_request_on_the_client() -> None
     server.receive_frame(client.synthesize(Synthesize(text="second", request_id="same")))
     events = deliver(server, client)
     refusal = events[-1]
-    assert isinstance(refusal, SessionError)
+    assert isinstance(refusal, FrameRefused)
     assert refusal.error.code == "duplicate_request_id"
     assert client.pending == ["same"]  # the refused copy is forgotten, the running one kept
     assert client.current == "same"
@@ -62,16 +62,16 @@ def test_a_refused_request_that_never_started_ends_on_the_client() -> None:
     server.receive_frame(client.synthesize(Synthesize(text="hi", voice="nobody", request_id="r")))
     (ended,) = deliver(server, client)
     assert isinstance(ended, RequestEnded)
-    assert isinstance(ended.outcome, TtsError) and ended.outcome.rejected
+    assert isinstance(ended.outcome, TtsFailed) and ended.outcome.rejected
     assert client.idle
 
 
 def test_rejected_survives_a_round_trip_and_defaults_to_false() -> None:
-    refused = TtsError(code="queue_full", message="wait", request_id="r", rejected=True)
+    refused = TtsFailed(code="queue_full", message="wait", request_id="r", rejected=True)
     assert parse_server_message(serialize(refused)) == refused
     assert json.loads(serialize(refused))["rejected"] is True
     legacy = parse_server_message('{"type": "error", "code": "synthesis_failed", "message": "m", "request_id": "r"}')
-    assert isinstance(legacy, TtsError) and legacy.rejected is False
+    assert isinstance(legacy, TtsFailed) and legacy.rejected is False
 
 
 def test_text_the_engine_cannot_speak_is_refused_before_queueing() -> None:

@@ -16,10 +16,10 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, InferenceError, Segment
 from kokoro_server.scheduled_speech import speak_offline
-from relay_core.agent_events import AgentError, AudioStreamStart, parse_event
+from relay_core.agent_events import AgentFailed, AudioStreamStart, parse_event
 from relay_core.sse import SseDecoder
 from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
-from relay_core.tts_messages import SynthesisComplete, Synthesize, TtsError, TtsErrorCode
+from relay_core.tts_messages import SynthesisComplete, Synthesize, TtsErrorCode, TtsFailed
 
 pytestmark = pytest.mark.slow
 
@@ -183,7 +183,7 @@ def test_an_engine_failure_fails_that_request_only(onnx_engine: Engine, serve_tt
             after = http.post("/invocations", json={"text": "Yes.", "format": "pcm"})
     for rid in ("bad", "half"):
         pcm, end = outcomes[rid]
-        assert isinstance(end.outcome, TtsError)
+        assert isinstance(end.outcome, TtsFailed)
         assert end.outcome.code == TtsErrorCode.SYNTHESIS_FAILED
         assert "injected failure" in end.outcome.message
     assert outcomes["half"][0]  # the segment before the failure was already sent
@@ -194,7 +194,7 @@ def test_an_engine_failure_fails_that_request_only(onnx_engine: Engine, serve_tt
     assert whole.json()["error"]["code"] == "synthesis_failed"
     events = [parse_event(e.data) for e in SseDecoder().feed(sse.content)]
     assert isinstance(events[0], AudioStreamStart)
-    assert isinstance(events[-1], AgentError)
+    assert isinstance(events[-1], AgentFailed)
     assert events[-1].request_id == "h"
     assert json.loads(sse.content.decode().split("data: ")[-1])["code"] == "synthesis_failed"
     assert after.status_code == 200

@@ -14,13 +14,13 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedOK
 
 from relay_core import limits
-from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
+from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts_messages import (
     SynthesisCancelled,
     SynthesisComplete,
     Synthesize,
-    TtsError,
     TtsErrorCode,
+    TtsFailed,
 )
 
 pytestmark = pytest.mark.slow
@@ -70,8 +70,8 @@ class Peer:
     def audio_times(self, request_id: str) -> list[float]:
         return [t for t, e in self.events if isinstance(e, AudioReceived) and e.request_id == request_id]
 
-    def session_errors(self) -> list[TtsError]:
-        return [e.error for _, e in self.events if isinstance(e, SessionError)]
+    def session_errors(self) -> list[TtsFailed]:
+        return [e.error for _, e in self.events if isinstance(e, FrameRefused)]
 
     def order(self) -> list[tuple[str, str]]:
         """(kind, request id) of every event, in arrival order."""
@@ -219,7 +219,7 @@ def test_close_finishes_the_queue_then_closes_with_1000(tts_server: Any) -> None
         assert peer.pcm(rid)
     late = peer.ended("late")
     assert late is not None
-    assert isinstance(late.outcome, TtsError)
+    assert isinstance(late.outcome, TtsFailed)
     assert late.outcome.code == TtsErrorCode.SESSION_CLOSING
 
 

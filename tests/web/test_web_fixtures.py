@@ -20,8 +20,8 @@ from typing import Any
 
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -31,7 +31,7 @@ from relay_core.agent_events import (
 )
 from relay_core.audio import b64decode, b64encode
 from relay_core.client_framing import TurnFramer
-from relay_core.client_messages import ClientErrorCode, GatewayError, Resume, TurnAccepted, serialize
+from relay_core.client_messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
 from relay_core.client_session import STALL_RESUME_S, ClientSession
 from relay_core.sse import SseDecoder, encode_sse
 from relay_core.word_timings import MAX_PLAYED_MS, WordTiming, WordTimings
@@ -74,7 +74,7 @@ def agent_turn(
             events.append(AgentEnd(request_id=rid, status="cancelled"))
             return events
         if fail_after == index:
-            events.append(AgentError(request_id=rid, code="tts_failed", message="speech failed: send again"))
+            events.append(AgentFailed(request_id=rid, code="tts_failed", message="speech failed: send again"))
             return events
         pcm = tone(size, freq_hz=220 + 40 * index, start=offset)
         if timings:
@@ -168,9 +168,9 @@ def session_cases() -> list[Json]:
     cancelled = agent_turn(cancelled_after=2)
     failed = agent_turn(fail_after=3)
     timed = framed(agent_turn(timings=True))
-    rate_limited = GatewayError(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
-    expired = GatewayError(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
-    busy = GatewayError(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
+    rate_limited = Rejection(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
+    expired = Rejection(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
+    busy = Rejection(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
     return [
         case(
             "complete turn, audio cut on sample boundaries across many messages",

@@ -136,7 +136,7 @@ class AgentEnd:
 
 
 @dataclass(frozen=True, slots=True)
-class AgentError:
+class AgentFailed:
     request_id: str
     code: str
     message: str
@@ -144,7 +144,7 @@ class AgentError:
 
 
 AgentEvent = (
-    AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentError | WordTimings
+    AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentFailed | WordTimings
 )
 
 _EVENT_CLASSES: dict[str, type[Any]] = {
@@ -154,7 +154,7 @@ _EVENT_CLASSES: dict[str, type[Any]] = {
     AgentEventType.AUDIO_CHUNK: AudioChunk,
     AgentEventType.AUDIO_STREAM_END: AudioStreamEnd,
     AgentEventType.AGENT_END: AgentEnd,
-    AgentEventType.ERROR: AgentError,
+    AgentEventType.ERROR: AgentFailed,
 }
 
 TERMINAL_EVENT_TYPES = frozenset({AgentEventType.AGENT_END.value, AgentEventType.ERROR.value})
@@ -318,10 +318,10 @@ __all__ = [
     "TURN_ACTION",
     "AgentCancel",
     "AgentEnd",
-    "AgentError",
     "AgentErrorCode",
     "AgentEvent",
     "AgentEventType",
+    "AgentFailed",
     "AgentPayload",
     "AgentStart",
     "AudioChunk",

@@ -26,8 +26,8 @@ from enum import Enum
 
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentErrorCode,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -123,11 +123,11 @@ class AgentTurn:
             self.audio_bytes += len(piece)
         return events
 
-    def finish(self) -> list[AudioStreamEnd | AgentEnd | AgentError]:
+    def finish(self) -> list[AudioStreamEnd | AgentEnd | AgentFailed]:
         """The turn is over (its work has stopped): ``audio_stream_end`` if audio started, then the terminal event."""
         self._require_running("finish")
         self.phase = TurnPhase.ENDED
-        events: list[AudioStreamEnd | AgentEnd | AgentError] = []
+        events: list[AudioStreamEnd | AgentEnd | AgentFailed] = []
         if self.audio_started:
             events.append(
                 AudioStreamEnd(
@@ -184,21 +184,21 @@ class AgentTurn:
         if self.phase is TurnPhase.ENDED:
             raise SessionStateError(f"turn {self.request_id}: {what}() after finish(); the turn is over")
 
-    def _terminal(self) -> AgentEnd | AgentError:
+    def _terminal(self) -> AgentEnd | AgentFailed:
         if self.cancelled:
             return self._end(TurnStatus.CANCELLED)
         for failure in (self._internal, self._model):
             if failure is not None:
-                return AgentError(request_id=self.request_id, code=failure.code, message=failure.message)
+                return AgentFailed(request_id=self.request_id, code=failure.code, message=failure.message)
         if self._tts is not None:
-            return AgentError(
+            return AgentFailed(
                 request_id=self.request_id,
                 code=self._tts.code,
                 message=f"{self._tts.message}. The reply's text was delivered without (all of) its audio.",
             )
         if self._failed_requests:
             first = self._failed_requests[0]
-            return AgentError(
+            return AgentFailed(
                 request_id=self.request_id,
                 code=AgentErrorCode.TTS_FAILED.value,
                 message=f"{len(self._failed_requests)} sentence(s) could not be spoken: {first.code}: {first.message}",

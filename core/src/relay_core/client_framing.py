@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from relay_core import limits
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -157,7 +157,7 @@ class TurnFramer:
         self._check_open()
         samples_before = self.samples
         try:
-            return self._number(self._pieces(event), terminal=isinstance(event, AgentEnd | AgentError))
+            return self._number(self._pieces(event), terminal=isinstance(event, AgentEnd | AgentFailed))
         except RelayError:
             self.samples = samples_before  # nothing of a rejected event counts
             raise
@@ -169,7 +169,7 @@ class TurnFramer:
 
     def fail_numbered(self, code: str | ClientErrorCode, message: str) -> list[tuple[int, str]]:
         """Like :meth:`fail`, with the message's seq."""
-        return self.frame_numbered(AgentError(request_id=self.turn_id, code=str(code), message=message))
+        return self.frame_numbered(AgentFailed(request_id=self.turn_id, code=str(code), message=message))
 
     # --- internals -------------------------------------------------------------------------------------------
 
@@ -218,7 +218,7 @@ class TurnFramer:
         if isinstance(event, AgentEnd):
             return [dataclasses.replace(event, request_id=tid)]
         message = _without_lone_surrogates(event.message)[:_MAX_ERROR_MESSAGE_CHARS]
-        return [AgentError(tid, code=event.code[:64], message=message)]
+        return [AgentFailed(tid, code=event.code[:64], message=message)]
 
     def _text_pieces(self, text: str) -> list[AgentEvent]:
         tid = self.turn_id

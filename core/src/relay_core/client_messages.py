@@ -254,7 +254,7 @@ _INTERNAL_MESSAGE = "the gateway could not handle this message: try again; if it
 
 
 @dataclass(frozen=True, slots=True)
-class GatewayError:
+class Rejection:
     """A rejection of one client message (no ``seq``): nothing else changed, the connection stays usable."""
 
     code: str
@@ -269,7 +269,7 @@ class GatewayError:
         return obj
 
     @classmethod
-    def from_exception(cls, exc: BaseException, *, turn_id: str | None = None) -> GatewayError:
+    def from_exception(cls, exc: BaseException, *, turn_id: str | None = None) -> Rejection:
         """The client ``error`` for any exception: a relay_core error keeps its code (mapped onto
         :class:`ClientErrorCode`) and its message; anything else becomes ``internal_error`` with a generic
         message. Never a traceback, never an exception's own text unless relay_core wrote it for peers."""
@@ -291,11 +291,11 @@ def client_error_code(exc: RelayError) -> ClientErrorCode:
 
 
 def error_message(exc: BaseException, *, turn_id: str | None = None) -> str:
-    """The serialized ``error`` rejection for ``exc`` (see :meth:`GatewayError.from_exception`)."""
-    return serialize(GatewayError.from_exception(exc, turn_id=turn_id))
+    """The serialized ``error`` rejection for ``exc`` (see :meth:`Rejection.from_exception`)."""
+    return serialize(Rejection.from_exception(exc, turn_id=turn_id))
 
 
-def serialize(message: ClientMessage | TurnAccepted | GatewayError) -> str:
+def serialize(message: ClientMessage | TurnAccepted | Rejection) -> str:
     """The JSON text frame for a client action or a gateway control message."""
     return encode_json(message.to_json())
 
@@ -306,8 +306,8 @@ __all__ = [
     "ClientAction",
     "ClientErrorCode",
     "ClientMessage",
-    "GatewayError",
     "GatewayMessageType",
+    "Rejection",
     "Resume",
     "SendMessage",
     "TurnAccepted",

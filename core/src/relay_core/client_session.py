@@ -24,7 +24,7 @@ from enum import StrEnum
 from relay_core import limits
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
+    AgentFailed,
     AgentStart,
     AudioChunk,
     AudioStreamEnd,
@@ -36,7 +36,7 @@ from relay_core.audio import b64decode
 from relay_core.client_messages import (
     Cancel,
     ClientErrorCode,
-    GatewayError,
+    Rejection,
     Resume,
     SendMessage,
     TurnAccepted,
@@ -341,7 +341,7 @@ class ClientSession:
         message = parse_server_message(data)
         if isinstance(message, TurnAccepted):
             return self._on_accepted(message)
-        if isinstance(message, GatewayError):
+        if isinstance(message, Rejection):
             return self._on_rejected(message)
         return self._on_turn_message(message)
 
@@ -363,7 +363,7 @@ class ClientSession:
         turn.resume_pending = False  # a resume is answered with turn_accepted before its replay
         return [Accepted(message.turn_id)]
 
-    def _on_rejected(self, message: GatewayError) -> list[ClientEvent]:
+    def _on_rejected(self, message: Rejection) -> list[ClientEvent]:
         events: list[ClientEvent] = [Rejected(message.code, message.message, message.turn_id)]
         turn = self._turns.get(message.turn_id) if message.turn_id else None
         if turn is None or turn.finished:
@@ -419,7 +419,7 @@ class ClientSession:
         if isinstance(event, AgentEnd):
             outcome = TurnOutcome.CANCELLED if event.status == TurnOutcome.CANCELLED else TurnOutcome.COMPLETED
             return self._end(turn, outcome, None, None, agent_first_audio_s=event.first_audio_s)
-        assert isinstance(event, AgentError)
+        assert isinstance(event, AgentFailed)
         return self._end(turn, TurnOutcome.FAILED, event.code, event.message)
 
     def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived:

@@ -16,8 +16,8 @@ from types import MappingProxyType
 from typing import Final
 
 from relay_core import limits
-from relay_core.agent_events import AgentError as SseError
 from relay_core.agent_events import AgentEventType
+from relay_core.agent_events import AgentFailed as SseFailed
 from relay_core.agent_events import AudioChunk as SseAudioChunk
 from relay_core.agent_events import AudioStreamEnd as SseAudioStreamEnd
 from relay_core.agent_events import AudioStreamStart as SseAudioStreamStart
@@ -308,7 +308,7 @@ __all__ = [
     "SseAudioChunk",
     "SseAudioStreamEnd",
     "SseAudioStreamStart",
-    "SseError",
+    "SseFailed",
     "check_text",
     "http_status",
     "openai_audio_delta",

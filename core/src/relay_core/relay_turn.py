@@ -35,9 +35,9 @@ from collections import deque
 from enum import Enum, StrEnum
 
 from relay_core import limits
-from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AudioChunk, TurnStatus, parse_event
+from relay_core.agent_events import AgentEnd, AgentEvent, AgentFailed, AudioChunk, TurnStatus, parse_event
 from relay_core.client_framing import TurnFramer
-from relay_core.client_messages import ClientErrorCode, GatewayError, TurnAccepted, serialize
+from relay_core.client_messages import ClientErrorCode, Rejection, TurnAccepted, serialize
 from relay_core.errors import InvalidFieldError, ProtocolError, RelayError, ResumeExpiredError, SessionStateError
 from relay_core.relay_commands import (
     ANSWERS,
@@ -424,7 +424,7 @@ class RelayTurn:
         except (ResumeExpiredError, InvalidFieldError) as exc:
             self._log(LogLevel.WARNING, f"a resume cannot be served from the buffer: {exc.code}")
             self.result.error_codes.append(exc.code)
-            rejection = serialize(GatewayError.from_exception(exc, turn_id=self.turn_id))
+            rejection = serialize(Rejection.from_exception(exc, turn_id=self.turn_id))
             self._queue.append(Post(connection_id, rejection, None, PostKind.REJECTION))
             self.detached_since = -math.inf  # the client cannot use this turn any more: abandon it
             return
@@ -451,7 +451,7 @@ class RelayTurn:
         """Through the text coalescer (text may wait its window; anything else goes after the text held before
         it) into the events ready to frame, which are framed one at a time as delivery catches up."""
         for ready in self._text.push(event, self._now):
-            self._terminal_queued = self._terminal_queued or isinstance(ready, AgentEnd | AgentError)
+            self._terminal_queued = self._terminal_queued or isinstance(ready, AgentEnd | AgentFailed)
             self._ready.append(ready)
 
     def _frame_next(self) -> None:
@@ -466,7 +466,7 @@ class RelayTurn:
         except RelayError as exc:
             self._log(LogLevel.ERROR, f"an agent event could not be framed: {exc.code}")
             self._ready.appendleft(
-                AgentError(request_id=self.turn_id, code=ClientErrorCode.INTERNAL.value, message=CANNOT_RELAY)
+                AgentFailed(request_id=self.turn_id, code=ClientErrorCode.INTERNAL.value, message=CANNOT_RELAY)
             )
             return
         for seq, message in numbered:
@@ -483,7 +483,7 @@ class RelayTurn:
         else:
             self.result.outcome = RelayOutcome.FAILED
             self.result.error_codes.append(
-                event.code if isinstance(event, AgentError) else ClientErrorCode.INTERNAL.value
+                event.code if isinstance(event, AgentFailed) else ClientErrorCode.INTERNAL.value
             )
         if self._cancel_sent_at is not None:
             self.result.cancel_latency_s = round(self._now - self._cancel_sent_at, 4)
@@ -492,7 +492,7 @@ class RelayTurn:
     def _fail(self, code: ClientErrorCode, message: str) -> None:
         """End the turn with ``error`` ``code`` (after the text the client was owed), unless it already ended."""
         if not self._terminal_queued:
-            self._emit(AgentError(request_id=self.turn_id, code=code.value, message=message))
+            self._emit(AgentFailed(request_id=self.turn_id, code=code.value, message=message))
 
     def _fail_internally(self) -> None:
         self._failed_internally = True

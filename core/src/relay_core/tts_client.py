@@ -19,7 +19,7 @@ from relay_core.tts_messages import (
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
-    TtsError,
+    TtsFailed,
     parse_server_message,
     serialize,
 )
@@ -45,18 +45,18 @@ class RequestEnded:
     """A request ended: completed, cancelled, or failed (``error`` with its request id)."""
 
     request_id: str
-    outcome: SynthesisComplete | SynthesisCancelled | TtsError
+    outcome: SynthesisComplete | SynthesisCancelled | TtsFailed
 
 
 @dataclass(frozen=True, slots=True)
-class SessionError:
+class FrameRefused:
     """An ``error`` that ends no request: a refused frame that names no pending request, or one that repeated
     the id of a request still queued or running (which goes on and ends on its own). The session goes on."""
 
-    error: TtsError
+    error: TtsFailed
 
 
-TtsClientEvent = RequestStarted | AudioReceived | RequestEnded | SessionError
+TtsClientEvent = RequestStarted | AudioReceived | RequestEnded | FrameRefused
 
 
 @dataclass
@@ -98,10 +98,10 @@ class TtsClientSession:
             self._odd_byte = b""
             self.current = message.request_id
             return [RequestStarted(message)]
-        if isinstance(message, TtsError) and (
+        if isinstance(message, TtsFailed) and (
             message.request_id not in self.pending or self._rejects_a_live_id(message)
         ):
-            return [SessionError(message)]
+            return [FrameRefused(message)]
         assert message.request_id is not None
         if message.request_id in self.pending:
             self.pending.remove(message.request_id)
@@ -110,7 +110,7 @@ class TtsClientSession:
             self._odd_byte = b""
         return [RequestEnded(request_id=message.request_id, outcome=message)]
 
-    def _rejects_a_live_id(self, error: TtsError) -> bool:
+    def _rejects_a_live_id(self, error: TtsFailed) -> bool:
         """A refused frame that repeated the id of a request still live (sent twice, or the running one): the
         latest copy is forgotten and the live request is left alone."""
         rid = error.request_id

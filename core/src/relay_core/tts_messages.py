@@ -298,7 +298,7 @@ class SynthesisCancelled:
 
 
 @dataclass(frozen=True, slots=True)
-class TtsError:
+class TtsFailed:
     """Something about one message or request failed; the session goes on.
 
     ``rejected`` tells the two kinds apart. True: the server refused one client frame (bad JSON, a duplicate or
@@ -313,12 +313,12 @@ class TtsError:
     type: str = field(default=TtsMessageType.ERROR.value, init=False)
 
     @classmethod
-    def from_exception(cls, exc: ProtocolError, *, rejected: bool = True) -> TtsError:
+    def from_exception(cls, exc: ProtocolError, *, rejected: bool = True) -> TtsFailed:
         """A protocol error as an ``error`` message: by default a rejected frame."""
         return cls(code=exc.code, message=exc.message, request_id=exc.request_id, rejected=rejected)
 
 
-ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsError
+ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed
 
 
 def serialize(message: ClientMessage | ServerMessage) -> str:
@@ -360,7 +360,7 @@ def parse_server_message(data: str | bytes) -> ServerMessage:
                 request_id=_required(rid, "request_id"), audio_bytes=int(obj.get("audio_bytes") or 0)
             )
         if kind == TtsMessageType.ERROR:
-            return TtsError(
+            return TtsFailed(
                 code=get_str(obj, "code") or TtsErrorCode.INTERNAL.value,
                 message=get_str(obj, "message") or "",
                 request_id=rid,

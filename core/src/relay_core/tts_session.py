@@ -34,8 +34,8 @@ from relay_core.tts_messages import (
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
-    TtsError,
     TtsErrorCode,
+    TtsFailed,
     parse_client_message,
     serialize,
 )
@@ -105,7 +105,7 @@ class TtsServerSession:
         try:
             message = parse_client_message(data)
         except ProtocolError as exc:
-            self._emit(TtsError.from_exception(exc))
+            self._emit(TtsFailed.from_exception(exc))
             return
         if isinstance(message, Synthesize):
             self._enqueue(message)
@@ -252,7 +252,7 @@ class TtsServerSession:
         """End the running request with an ``error``; the session goes on with the next one."""
         self._require_running(request_id)
         self._running = None
-        self._emit(TtsError(code=str(code), message=message, request_id=request_id, rejected=False))
+        self._emit(TtsFailed(code=str(code), message=message, request_id=request_id, rejected=False))
         self._maybe_close()
 
     def _require_running(self, request_id: str) -> RunningRequest:
@@ -296,7 +296,7 @@ class TtsServerSession:
 
     def _error(self, code: str, message: str, request_id: str | None) -> None:
         """Refuse one client frame: an ``error`` with ``rejected`` true (no request changed state)."""
-        self._emit(TtsError(code=str(code), message=message, request_id=request_id, rejected=True))
+        self._emit(TtsFailed(code=str(code), message=message, request_id=request_id, rejected=True))
 
     def _emit(self, message: ServerMessage) -> None:
         self._out.append(serialize(message))

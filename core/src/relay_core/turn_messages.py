@@ -21,7 +21,7 @@ from typing import Any
 
 from relay_core import agent_events as ev
 from relay_core import limits
-from relay_core.client_messages import ClientErrorCode, GatewayError, GatewayMessageType, TurnAccepted, check_turn_id
+from relay_core.client_messages import ClientErrorCode, GatewayMessageType, Rejection, TurnAccepted, check_turn_id
 from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_str
 from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
@@ -67,7 +67,7 @@ class TurnMessage:
         return self.event.type in ev.TERMINAL_EVENT_TYPES
 
 
-ServerMessage = TurnMessage | TurnAccepted | GatewayError
+ServerMessage = TurnMessage | TurnAccepted | Rejection
 """Anything the gateway sends a client."""
 
 
@@ -93,7 +93,7 @@ def serialize_turn_message(message: TurnMessage) -> str:
 
 def serialize_server_message(message: ServerMessage) -> str:
     """The JSON text frame of any gateway → client message."""
-    if isinstance(message, TurnAccepted | GatewayError):
+    if isinstance(message, TurnAccepted | Rejection):
         return encode_json(message.to_json())
     return serialize_turn_message(message)
 
@@ -153,14 +153,14 @@ def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.Agent
             first_audio_s=_get_float(obj, "first_audio_s"),
             elapsed_s=_get_float(obj, "elapsed_s", default=0.0) or 0.0,
         )
-    return ev.AgentError(
+    return ev.AgentFailed(
         turn_id, code=get_str(obj, "code") or ClientErrorCode.INTERNAL.value, message=get_str(obj, "message") or ""
     )
 
 
 def parse_server_message(data: str | bytes | JsonObject) -> ServerMessage:
     """Parse one gateway → client message. An ``error`` with ``seq`` is a terminal :class:`TurnMessage`; without
-    ``seq`` a :class:`GatewayError` (a rejection). Raises only ``ProtocolError`` subclasses."""
+    ``seq`` a :class:`Rejection` (a rejection). Raises only ``ProtocolError`` subclasses."""
     obj: dict[str, Any] = (
         data
         if isinstance(data, dict)
@@ -171,7 +171,7 @@ def parse_server_message(data: str | bytes | JsonObject) -> ServerMessage:
         return TurnAccepted(_get_turn_id(obj))
     if kind == GatewayMessageType.ERROR and "seq" not in obj:
         turn_id = get_str(obj, "turn_id")
-        return GatewayError(
+        return Rejection(
             code=get_str(obj, "code", required=True) or ClientErrorCode.INTERNAL.value,
             message=get_str(obj, "message") or "",
             turn_id=turn_id or None,

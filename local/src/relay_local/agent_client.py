@@ -16,8 +16,8 @@ from relay_core.agent_events import (
     AGENTCORE_SESSION_HEADER,
     AgentCancel,
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentPayload,
     AudioChunk,
     TextDelta,
@@ -93,7 +93,7 @@ class TurnResult:
 
     @property
     def terminal(self) -> AgentEvent | None:
-        return self.events[-1] if self.events and isinstance(self.events[-1], AgentEnd | AgentError) else None
+        return self.events[-1] if self.events and isinstance(self.events[-1], AgentEnd | AgentFailed) else None
 
 
 async def collect_turn(

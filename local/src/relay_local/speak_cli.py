@@ -20,7 +20,7 @@ import httpx
 
 from relay_core import limits
 from relay_core.agent_defaults import LOCAL_AGENT_URL
-from relay_core.agent_events import AgentEnd, AgentError, AgentEvent, AgentPayload, AgentStart, TextDelta, TurnMode
+from relay_core.agent_events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.errors import RelayError
 from relay_local.agent_client import TurnResult, collect_turn
@@ -118,7 +118,7 @@ def speak(args: argparse.Namespace) -> int:
         return 1
     print()
     terminal = result.terminal
-    if isinstance(terminal, AgentError):
+    if isinstance(terminal, AgentFailed):
         print(f"relay speak: the agent reported {terminal.code}: {terminal.message}; nothing written", file=sys.stderr)
         return 1
     if not isinstance(terminal, AgentEnd) or terminal.status != "completed" or not result.pcm:

@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from relay_core import limits
 from relay_core.agent_events import (
     AgentEnd,
-    AgentError,
+    AgentFailed,
     AgentPayload,
     AgentStart,
     AudioChunk,
@@ -339,7 +339,7 @@ def test_a_stream_that_breaks_off_ends_the_turn_cleanly(deps: GatewayDeps, gw: M
 def test_bad_agent_events_are_skipped_and_an_agent_error_is_terminal(deps: GatewayDeps, gw: ModuleType) -> None:
     def script(stream: Any, payload: AgentPayload) -> None:
         stream.push(gw.sse(AgentStart(TURN)) + b'data: {"type":"mystery"}\n\ndata: not json\n\n')
-        stream.push(gw.sse(AgentError(TURN, "tts_unavailable", "speech is unavailable right now")))
+        stream.push(gw.sse(AgentFailed(TURN, "tts_unavailable", "speech is unavailable right now")))
         stream.end()
 
     poster = gw.RecordingPoster()

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from relay_core.tts_messages import SynthesisComplete, SynthesisStart, TtsError, serialize
+from relay_core.tts_messages import SynthesisComplete, SynthesisStart, TtsFailed, serialize
 from relay_functions.ops.emf import emf_document
 from relay_functions.ops.errors import SmokeCheckError
 from relay_functions.ops.smoke_audio import check_speech
@@ -85,7 +85,7 @@ def test_a_conforming_session_passes_and_every_frame_was_binary() -> None:
         (lambda ws, r: speak(ws, r, rid="someone-else"), "synthesis_start named 'someone-else'"),
         (lambda ws, r: ws.close(1011), "the session closed early"),
         (
-            lambda ws, r: ws.send(serialize(TtsError("synthesis_failed", "m", request_id=str(r["request_id"])))),
+            lambda ws, r: ws.send(serialize(TtsFailed("synthesis_failed", "m", request_id=str(r["request_id"])))),
             "ended with error instead of synthesis_complete",
         ),
     ],

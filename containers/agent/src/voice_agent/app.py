@@ -36,8 +36,8 @@ from strands.models.model import Model
 from relay_core.agent_defaults import MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
 from relay_core.agent_events import (
     AgentCancel,
-    AgentError,
     AgentErrorCode,
+    AgentFailed,
     AgentPayload,
     event_to_json,
     parse_request,
@@ -97,7 +97,7 @@ class VoiceAgentService:
             request = parse_request(payload if isinstance(payload, dict) else {"prompt": payload})
         except ProtocolError as exc:
             code = exc.code if exc.code == AgentErrorCode.UNKNOWN_ACTION else AgentErrorCode.INVALID_PAYLOAD.value
-            return _one_event(AgentError(fallback_id, code, exc.message))
+            return _one_event(AgentFailed(fallback_id, code, exc.message))
         if isinstance(request, AgentCancel):
             return self.cancel(request, session_id)
         return self.turn(request, request.request_id or fallback_id, session_id)
@@ -126,7 +126,7 @@ class VoiceAgentService:
         try:
             await self.voices.check(voice)
         except UnknownVoiceError as exc:
-            yield event_to_json(AgentError(request_id, AgentErrorCode.UNKNOWN_VOICE.value, exc.message))
+            yield event_to_json(AgentFailed(request_id, AgentErrorCode.UNKNOWN_VOICE.value, exc.message))
             return
         conversation = self.conversations.get(session_id)
         request = TurnRequest(
@@ -143,17 +143,17 @@ class VoiceAgentService:
         try:
             await self.conversations.begin(conversation, turn)
         except DuplicateTurnError as exc:
-            yield event_to_json(AgentError(request_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
+            yield event_to_json(AgentFailed(request_id, AgentErrorCode.INVALID_PAYLOAD.value, exc.message))
             return
         except ConversationBusyError as exc:
-            yield event_to_json(AgentError(request_id, AgentErrorCode.CONVERSATION_BUSY.value, exc.message))
+            yield event_to_json(AgentFailed(request_id, AgentErrorCode.CONVERSATION_BUSY.value, exc.message))
             return
         async with contextlib.aclosing(turn.events()) as events:
             async for event in events:
                 yield event_to_json(event)
 
 
-async def _one_event(event: AgentError) -> AsyncGenerator[JsonObject]:
+async def _one_event(event: AgentFailed) -> AsyncGenerator[JsonObject]:
     yield event_to_json(event)
 
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from typing import NoReturn
 
 from relay_core import agent_defaults, limits
-from relay_core.agent_events import AgentError, AgentErrorCode
+from relay_core.agent_events import AgentErrorCode, AgentFailed
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
-from relay_core.tts_messages import Synthesize, TtsError
+from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts_messages import Synthesize, TtsFailed
 from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
 from voice_agent.transport.base import TtsConnection, TtsTransport
@@ -55,7 +55,7 @@ class LinkAudio:
     voice: str
 
 
-LinkEvent = LinkAudio | AgentError | WordTimings
+LinkEvent = LinkAudio | AgentFailed | WordTimings
 """What :meth:`TtsLink.events` yields: a request's audio; a request the server failed (an agent ``error`` naming the
 sentence request, its code and message the server's; the session goes on); word timings of one segment of a
 request, moved onto the link's audio timeline (every sample the link has delivered, in order: the turn's audio),
@@ -224,9 +224,9 @@ class TtsLink:
                 elif isinstance(event, RequestEnded):
                     self._unfinished.pop(event.request_id, None)
                     outcome = event.outcome
-                    if isinstance(outcome, TtsError):
-                        yield AgentError(request_id=event.request_id, code=outcome.code, message=outcome.message)
-                elif isinstance(event, SessionError):
+                    if isinstance(outcome, TtsFailed):
+                        yield AgentFailed(request_id=event.request_id, code=outcome.code, message=outcome.message)
+                elif isinstance(event, FrameRefused):
                     logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
                 elif isinstance(event, RequestStarted):
                     self._speaking_voice = event.message.voice

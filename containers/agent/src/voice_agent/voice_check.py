@@ -16,7 +16,7 @@ from collections import OrderedDict
 
 from relay_core.errors import ProtocolError
 from relay_core.tts_client import RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import Synthesize, TtsError, TtsErrorCode
+from relay_core.tts_messages import Synthesize, TtsErrorCode, TtsFailed
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
 from voice_agent.transport.base import TtsTransport
 
@@ -72,7 +72,7 @@ class VoiceCheck:
                         return None
                     if isinstance(event, RequestEnded):
                         outcome = event.outcome
-                        if isinstance(outcome, TtsError) and outcome.code == TtsErrorCode.UNKNOWN_VOICE:
+                        if isinstance(outcome, TtsFailed) and outcome.code == TtsErrorCode.UNKNOWN_VOICE:
                             return outcome.message
                         return None
         finally:

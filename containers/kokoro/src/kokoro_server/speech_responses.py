@@ -39,7 +39,7 @@ from relay_core.http_events import (
     SseAudioChunk,
     SseAudioStreamEnd,
     SseAudioStreamStart,
-    SseError,
+    SseFailed,
     openai_audio_delta,
     openai_audio_done,
     openai_error,
@@ -161,7 +161,7 @@ async def _audio_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterat
         synthesis.scheduler.cancel_session(synthesis.session)
 
 
-def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseError) -> bytes:
+def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseFailed) -> bytes:
     return encode_sse(serialize_event(event), event=event.type)
 
 
@@ -183,12 +183,12 @@ async def _sse_body(synthesis: ScheduledSpeech, job: SpeechJob, timer: WordTimer
                 seq += 1
     except EngineError as exc:
         wire = from_engine_error(exc)
-        yield _event(SseError(request_id=rid, code=wire.code, message=wire.message))
+        yield _event(SseFailed(request_id=rid, code=wire.code, message=wire.message))
         return
     except Exception as exc:
         logger.exception("SSE answer %s failed", rid)
         wire = internal_error(exc)
-        yield _event(SseError(request_id=rid, code=wire.code, message=wire.message))
+        yield _event(SseFailed(request_id=rid, code=wire.code, message=wire.message))
         return
     finally:
         synthesis.scheduler.cancel_session(synthesis.session)

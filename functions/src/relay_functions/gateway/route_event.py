@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayWebSocketEven
 from relay_core.client_messages import (
     ClientErrorCode,
     ClientMessage,
-    GatewayError,
+    Rejection,
     parse_client_message,
     serialize,
     unknown_action_error,
@@ -99,7 +99,7 @@ def registered_connection(ctx: RouteContext, deps: GatewayDeps) -> Connection:
 
 def reject(ctx: RouteContext, exc: BaseException, *, turn_id: str | None = None) -> None:
     """Answer ``exc`` to the client as an ``error`` (never a stack trace) and count it."""
-    error = GatewayError.from_exception(exc, turn_id=turn_id)
+    error = Rejection.from_exception(exc, turn_id=turn_id)
     client_error(error.code)
     try:
         ctx.send(serialize(error))

@@ -23,8 +23,8 @@ import boto3
 from relay_core.agent_events import (
     AGENTCORE_SESSION_HEADER,
     AgentEnd,
-    AgentError,
     AgentEvent,
+    AgentFailed,
     AgentPayload,
     AgentStart,
     AudioChunk,
@@ -122,7 +122,7 @@ def check_agent(stream: AgentStream, prompt: str = SMOKE_PROMPT) -> AgentFigures
                 raise SmokeCheckError(
                     f"agent: {event.type} names request {event.request_id!r}, not {events[0].request_id!r}"
                 )
-            if events and isinstance(events[-1], AgentEnd | AgentError):
+            if events and isinstance(events[-1], AgentEnd | AgentFailed):
                 raise SmokeCheckError(f"agent: {event.type} arrived after the terminal event")
             events.append(event)
             if isinstance(event, TextDelta):
@@ -143,7 +143,7 @@ def check_agent(stream: AgentStream, prompt: str = SMOKE_PROMPT) -> AgentFigures
                 chunks = sum(isinstance(e, AudioChunk) for e in events)
                 if event.total_chunks != chunks:
                     raise SmokeCheckError(f"agent: audio_stream_end counts {event.total_chunks} chunks; {chunks} came")
-            elif isinstance(event, AgentError):
+            elif isinstance(event, AgentFailed):
                 raise SmokeCheckError(f"agent: the turn failed with {event.code}: {event.message}")
     except RelayError as exc:
         raise SmokeCheckError(f"agent: the stream is not valid §3 SSE: {exc.message}") from exc

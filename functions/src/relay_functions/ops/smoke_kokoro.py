@@ -25,7 +25,7 @@ from typing import Any, Final
 from relay_core import limits
 from relay_core.audio import WAV_HEADER_BYTES
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, SessionError, TtsClientSession
+from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts_messages import SynthesisComplete, Synthesize
 from relay_functions.ops.errors import SmokeCheckError
 from relay_functions.ops.smoke_audio import check_speech
@@ -95,7 +95,7 @@ async def _one_request(
                 pcm.extend(event.pcm)
                 if first_audio is None:
                     first_audio = time.perf_counter() - started
-            elif isinstance(event, SessionError):
+            elif isinstance(event, FrameRefused):
                 raise SmokeCheckError(f"{what}: the server reported {event.error.code}: {event.error.message}")
             elif isinstance(event, RequestEnded):
                 if event.request_id != request_id:
