@@ -46,3 +46,11 @@ def test_chunk_plan_tiles_and_windows_contain_chunks(frames: int, lead: int) -> 
     for chunk in chunks:
         assert 0 <= chunk.window_start <= chunk.start < chunk.end <= chunk.window_end <= frames
         assert chunk.start - chunk.window_start == min(chunk.start, 6)
+
+
+def test_chunk_plan_grows_geometrically() -> None:
+    """growth=2: after the first chunk, 24, 48, 96 ... frames, the last one cut at the segment's end."""
+    schedule = ChunkSchedule(first_frames=12, later_frames=24, margin_frames=32, growth=2)
+    chunks = plan_chunks(300, lead_frames=8, schedule=schedule)
+    assert [c.end - c.start for c in chunks] == [20, 24, 48, 96, 112]
+    assert chunks[1].window_start == 0 and chunks[2].window_start == 44 - 32 and chunks[-1].window_end == 300

@@ -22,11 +22,17 @@ class ChunkSchedule:
     first_frames: int = 12
     """Audible frames in the first chunk (after the segment's leading padding, which it also covers)."""
     later_frames: int = 48
+    """Frames of the second chunk; each later one is ``growth`` times the one before."""
     margin_frames: int = 16
+    growth: int = 1
+    """1: equal later chunks; 2: 48, 96, 192, ... (each chunk decodes while the audio before it plays, and
+    fewer, longer windows see statistics closer to the whole segment's)."""
 
     def __post_init__(self) -> None:
-        if self.first_frames < 1 or self.later_frames < 1 or self.margin_frames < 0:
-            raise ValueError(f"chunk schedule {self}: use first_frames and later_frames >= 1 and margin_frames >= 0")
+        if self.first_frames < 1 or self.later_frames < 1 or self.margin_frames < 0 or self.growth < 1:
+            raise ValueError(
+                f"chunk schedule {self}: use first_frames, later_frames, growth >= 1 and margin_frames >= 0"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +50,7 @@ def plan_chunks(frames: int, *, lead_frames: int, schedule: ChunkSchedule) -> li
     chunks: list[Chunk] = []
     start = 0
     end = min(frames, max(0, lead_frames) + schedule.first_frames)
+    size = schedule.later_frames
     while start < frames:
         chunks.append(
             Chunk(
@@ -53,5 +60,6 @@ def plan_chunks(frames: int, *, lead_frames: int, schedule: ChunkSchedule) -> li
                 window_end=min(frames, end + schedule.margin_frames),
             )
         )
-        start, end = end, min(frames, end + schedule.later_frames)
+        start, end = end, min(frames, end + size)
+        size *= schedule.growth
     return chunks
