@@ -6,7 +6,7 @@ reply, so both see the same machine state. Prints medians and the ratio first so
 (issue 21's target: <= 0.12), and the median first sound of replies whose first sentence has >= 8 words
 (target <= 500 ms).
 
-    uv run python bench/bench_stream_first_sound.py [--replies N]
+    uv run python bench/bench_stream_first_sound.py [--replies N] [--margin 16] [--first 12] [--later 48] [--growth 1]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from benchlib import print_table
 from corpus import REPLIES
 
 from kokoro_server.engines import EngineConfig, load_engine
+from kokoro_server.engines.chunk_plan import ChunkSchedule
+from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech
@@ -41,8 +43,18 @@ async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replies", type=int, default=len(REPLIES))
+    default = ChunkSchedule()
+    parser.add_argument("--margin", type=int, default=default.margin_frames)
+    parser.add_argument("--first", type=int, default=default.first_frames)
+    parser.add_argument("--later", type=int, default=default.later_frames)
+    parser.add_argument("--growth", type=int, default=default.growth)
     args = parser.parse_args(argv)
     engine = load_engine(EngineConfig(threads=2))
+    synth = engine._synthesizer
+    assert isinstance(synth, OnnxSynthesizer)
+    synth.schedule = ChunkSchedule(
+        first_frames=args.first, later_frames=args.later, margin_frames=args.margin, growth=args.growth
+    )
     schedulers = {
         on: Scheduler(workers=1, name=f"s{on}", speech=SpeechPolicy(stream_decoder=on)) for on in (False, True)
     }
@@ -68,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     print_table(
-        f"solo first sound, {len(texts)} corpus replies, streaming within a segment on/off (same run)",
+        f"solo first sound, {len(texts)} corpus replies, streaming on/off (same run), {synth.schedule}",
         (
             "streaming",
             "median first sound ms",
