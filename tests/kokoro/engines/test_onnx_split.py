@@ -27,13 +27,13 @@ def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engi
 
 
 def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
-    """A small first chunk (leading padding + first_frames), later ones of later_frames; same length as whole."""
+    """A small first chunk (leading padding + first_frames), later ones growing from later_frames; same length."""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
     streamed = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
     chunks = [len(chunk) // 600 for chunk in streamed.chunks]
     schedule = ChunkSchedule()
     assert chunks[0] == streamed.durations[0] + schedule.first_frames
-    assert all(size == schedule.later_frames for size in chunks[1:-1])
+    assert chunks[1:-1] == [schedule.later_frames * schedule.growth**k for k in range(len(chunks) - 2)]
     assert sum(chunks) == sum(streamed.durations)
 
 
