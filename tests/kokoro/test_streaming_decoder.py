@@ -1,8 +1,10 @@
 """Streaming within a segment: the incremental silence policy, the scheduled chunks, and how they sound.
 
 The seam thresholds come from bench/bench_streaming_quality.py over the corpus's 34 segments (docs/benchmarks.md):
-with the default schedule the largest step at a seam was 0.33 (median) to 1.22 (max) of the largest step inside
-the chunks, and the log-mel distance to the whole-segment decode 1.05 nepers median, 1.41 max.
+with the first schedule (margin 16, equal 48-frame chunks) the largest step at a seam was 0.33 (median) to 1.22
+(max) of the largest step inside the chunks, and the log-mel distance to the whole-segment decode 1.05 nepers
+median, 1.41 max; the default schedule now (margin 32, chunks doubling) is closer (log-mel median 0.64), so these
+limits are loose upper bounds.
 """
 
 from __future__ import annotations
