@@ -235,6 +235,21 @@ def test_resume_switches_a_running_turn_to_the_new_connection(
     assert errors(gw) == []  # the relay answers (turn_accepted, then the replay)
 
 
+def test_resume_frees_the_connection_the_turn_leaves(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+) -> None:
+    """A client back on a new connection takes its turn over: the old connection (still open, or not yet known to
+    be gone) no longer runs it, so it can start a turn again; and this holds before any relay has run."""
+    deps.connections.put("conn-old", user_id=USER, session_id="s" * 40)
+    assert deps.connections.claim_turn("conn-old", "t-moved")
+    deps.turns.create("t-moved", user_id=USER, session_id="s" * 40, connection_id="conn-old")
+    assert resume.handler(resume_event(gw, "t-moved", -1, CONN), lambda_context) == {"statusCode": 200}
+    old = deps.connections.get("conn-old")
+    assert old is not None and old.active_turn is None
+    new = deps.connections.get(CONN)
+    assert new is not None and new.active_turn == "t-moved"
+
+
 def test_resume_on_the_same_connection_fills_a_gap(
     deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
 ) -> None:

@@ -4,10 +4,12 @@ losing the old one) takes over its running turn.
 This handler only validates and switches: it claims the new connection for the turn (``turn_in_progress`` if
 another turn runs there), then one conditional write on the turn record checks the user, that the relay is
 still there (state not ``closed``) and that the client was not away too long, and stores the new connection
-id, ``after_seq`` and a bumped ``resume_count``. The relay (another Lambda, which holds the turn's recent
-messages) sees the switch within ``turn_relay.POLL_INTERVAL_S`` and posts ``turn_accepted`` then every
-message after ``after_seq``, then the rest live. Refusals: ``unknown_turn`` (no such turn of this user),
-``resume_expired`` (the turn finished and its relay exited, or the window passed).
+id, ``after_seq`` and a bumped ``resume_count``; the connection the turn leaves is then released (it no longer
+runs the turn, and may start another: the relay, which releases it too at the end, may not have started yet).
+The relay (another Lambda, which holds the turn's recent messages) sees the switch within
+``turn_relay.POLL_INTERVAL_S`` and posts ``turn_accepted`` then every message after ``after_seq``, then the rest
+live. Refusals: ``unknown_turn`` (no such turn of this user), ``resume_expired`` (the turn finished and its relay
+exited, or the window passed).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
     append_keys(turn_id=message.turn_id)
     if not deps.connections.claim_turn(ctx.connection_id, message.turn_id, reclaim=True):
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "another turn is running on this connection")
+    before = deps.turns.get(message.turn_id)
     try:
         deps.turns.resume(
             message.turn_id,
@@ -38,6 +41,9 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
     except RelayError:
         deps.connections.release_turn(ctx.connection_id, message.turn_id)
         raise
+    if before is not None and before.connection_id != ctx.connection_id:
+        # the connection the turn leaves no longer runs it (the relay may not have started yet to release it)
+        deps.connections.release_turn(before.connection_id, message.turn_id)
     count("Resumes")
     logger.info("turn switched to this connection", extra={"after_seq": message.after_seq})
 
