@@ -11,7 +11,6 @@ reply, so both see the same machine state. Prints medians and the ratio first so
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -19,10 +18,8 @@ import time
 
 from benchlib import print_table
 from corpus import REPLIES
+from stream_options import engine_with_schedule, schedule_of, schedule_parser
 
-from kokoro_server.engines import EngineConfig, load_engine
-from kokoro_server.engines.chunk_plan import ChunkSchedule
-from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech
@@ -41,20 +38,8 @@ async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replies", type=int, default=len(REPLIES))
-    default = ChunkSchedule()
-    parser.add_argument("--margin", type=int, default=default.margin_frames)
-    parser.add_argument("--first", type=int, default=default.first_frames)
-    parser.add_argument("--later", type=int, default=default.later_frames)
-    parser.add_argument("--growth", type=int, default=default.growth)
-    args = parser.parse_args(argv)
-    engine = load_engine(EngineConfig(threads=2))
-    synth = engine._synthesizer
-    assert isinstance(synth, OnnxSynthesizer)
-    synth.schedule = ChunkSchedule(
-        first_frames=args.first, later_frames=args.later, margin_frames=args.margin, growth=args.growth
-    )
+    args = schedule_parser(__doc__.splitlines()[0]).parse_args(argv)
+    engine = engine_with_schedule(args)
     schedulers = {
         on: Scheduler(workers=1, name=f"s{on}", speech=SpeechPolicy(stream_decoder=on)) for on in (False, True)
     }
@@ -80,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     print_table(
-        f"solo first sound, {len(texts)} corpus replies, streaming on/off (same run), {synth.schedule}",
+        f"solo first sound, {len(texts)} corpus replies, streaming on/off (same run), {schedule_of(engine)}",
         (
             "streaming",
             "median first sound ms",

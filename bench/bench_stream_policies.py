@@ -11,16 +11,13 @@ transcribes each (tests/asr_support.py, offline) against the reply's text.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from bench_intelligibility import load_asr_support
 from benchlib import print_table
 from corpus import REPLIES
+from stream_options import engine_with_schedule, schedule_of, schedule_parser
 
-from kokoro_server.engines import EngineConfig, load_engine
-from kokoro_server.engines.chunk_plan import ChunkSchedule
-from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.policy import RAW, SpeechPolicy
 from kokoro_server.scheduled_speech import speak_offline
 
@@ -28,20 +25,8 @@ TARGET = 0.01
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replies", type=int, default=len(REPLIES))
-    default = ChunkSchedule()
-    parser.add_argument("--margin", type=int, default=default.margin_frames)
-    parser.add_argument("--first", type=int, default=default.first_frames)
-    parser.add_argument("--later", type=int, default=default.later_frames)
-    parser.add_argument("--growth", type=int, default=default.growth)
-    args = parser.parse_args(argv)
-    engine = load_engine(EngineConfig(threads=2))
-    synth = engine._synthesizer
-    assert isinstance(synth, OnnxSynthesizer)
-    synth.schedule = ChunkSchedule(
-        first_frames=args.first, later_frames=args.later, margin_frames=args.margin, growth=args.growth
-    )
+    args = schedule_parser(__doc__.splitlines()[0]).parse_args(argv)
+    engine = engine_with_schedule(args)
     ways = {
         "every policy off (RAW)": RAW,
         "policies on, whole segments": SpeechPolicy(stream_decoder=False),
@@ -60,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: WER {wer[name]:.4f}", flush=True)
     off = wer["every policy off (RAW)"]
     print_table(
-        f"Whisper-base WER over {len(texts)} whole replies, {synth.schedule} (target: on <= off + {TARGET})",
+        f"Whisper-base WER over {len(texts)} whole replies, {schedule_of(engine)} (target: on <= off + {TARGET})",
         ("speech", "WER", "vs every policy off"),
         [(name, f"{value:.4f}", f"{value - off:+.4f}") for name, value in wer.items()],
     )
