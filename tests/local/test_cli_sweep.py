@@ -52,6 +52,7 @@ CASES: list[tuple[list[str], int, str]] = [
     (["relay", "speak", "Hi", "--tts-url", ""], 2, "argument --tts-url"),
     (["relay", "speak", "Hi", "--agent-url", ""], 2, "argument --agent-url"),
     (["relay", "speak", "Hi", "--agent-url", "http://127.0.0.1:9"], 1, "cannot reach the agent"),
+    (["relay", "speak", "Hi.", "--model", "bedrock", "--model-id", "no.such-model"], 1, "reported model_failed"),
     (["relay", "up", "--bogus"], 2, "unrecognized arguments: --bogus"),
     (["relay", "up", "--web-port", "70000"], 2, "argument --web-port"),
     (["relay", "up", "--gateway-port", ""], 2, "argument --gateway-port"),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import ModuleType
 
 from relay_core.cli_usage import UsageParser
-from relay_local import chat_cli, deploy_cli, ops_cli, speak_cli, up_cli
+from relay_local import chat_cli, deploy_cli, ops_cli, speak_cli, terminal_logging, up_cli
 from relay_local.interrupts import first_interrupt_only
 
 SUBCOMMANDS: tuple[ModuleType, ...] = (speak_cli, up_cli, chat_cli, ops_cli, deploy_cli)
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error already reported on one line
         return exc.code if isinstance(exc.code, int) else 2
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    terminal_logging.configure()
     quiet_agentcore_access_log()
     run: Callable[[argparse.Namespace], int] = args.run
     with first_interrupt_only():
