@@ -136,17 +136,8 @@ def copy_sources(output_dir: Path, bundle: FunctionBundle, repo_root: Path = REP
 
 def smoke_test_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
     """The locked requirements of the smoke test's SageMaker transport: the agent's pins of its SDK's closure."""
-    wanted = {distribution_name(name.split("[", 1)[0]) for name in SMOKE_TEST_DISTRIBUTIONS}
-    closure = {
-        "aws-sdk-sagemaker-runtime-http2",
-        "awscrt",
-        "smithy-aws-core",
-        "smithy-aws-event-stream",
-        "smithy-core",
-        "smithy-http",
-        "smithy-json",
-    }
-    pinned = [r for r in bundle_requirements(repo_root, AGENT_PACKAGE) if distribution_name(r) in wanted | closure]
+    wanted = {distribution_name(name) for name in SMOKE_TEST_DISTRIBUTIONS}
+    pinned = [r for r in bundle_requirements(repo_root, AGENT_PACKAGE) if distribution_name(r) in wanted]
     if not wanted <= {distribution_name(r) for r in pinned}:
         raise BundlingError(f"{', '.join(sorted(wanted))} is not in the voice-agent lock: run `make setup`")
     return pinned

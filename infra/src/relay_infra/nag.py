@@ -9,7 +9,6 @@ acknowledged one by one: ``AwsSolutions-IAM5[Resource::*]``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,15 +48,6 @@ XRAY_WILDCARD = Acknowledged(
     "X-Ray's PutTraceSegments/PutTelemetryRecords have no resource-level permissions: AWS requires Resource '*'.",
     ("Resource::*",),
 )
-
-
-_PSEUDO_PARAMETER_TOKEN = re.compile(r"\$\{Token\[AWS\.(\w+)\.\d+\]\}")
-
-
-def nag_text(text: str) -> str:
-    """``text`` as cdk-nag prints it in a finding id: pseudo parameters (``Aws.ACCOUNT_ID``) as
-    ``<AWS::AccountId>``."""
-    return _PSEUDO_PARAMETER_TOKEN.sub(lambda match: f"<AWS::{match.group(1)}>", text)
 
 
 def logical_id(construct: IConstruct) -> str:
