@@ -23,8 +23,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from kokoro_server.engines import EngineConfig, load_engine
 from kokoro_server.pcm import float_to_pcm16
-from relay_core.tts_messages import SESSION_PATH
-from relay_core.tts_session import TtsServerSession
+from relay_core.tts.messages import SESSION_PATH
+from relay_core.tts.session import TtsServerSession
 
 ENGINE = load_engine(EngineConfig())
 LOCK = threading.Lock()

@@ -32,8 +32,8 @@ from corpus import REPLIES
 
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
 from relay_core import limits
-from relay_core.agent_events import AgentEnd, AgentPayload, TurnMode
-from relay_core.segmenter import SentenceSegmenter
+from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
+from relay_core.text.segmenter import SentenceSegmenter
 from relay_local.agent_client import collect_turn
 from relay_local.bedrock.models import tokenize
 from relay_local.servers import BackgroundServer

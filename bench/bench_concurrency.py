@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from benchlib import REFERENCE_TEXT, percentile, print_table, run_server, speak_pieces
 
 from kokoro_server.engines import Engine, EngineConfig, load_engine
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 SENTENCES = split_sentences(REFERENCE_TEXT)
 

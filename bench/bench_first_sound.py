@@ -28,7 +28,7 @@ from corpus import REPLIES
 
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 STARTUP_S = 600.0
 """Generous: on a shared, loaded machine a model load can take minutes."""

@@ -22,8 +22,8 @@ import httpx
 from benchlib import print_table
 
 from kokoro_server.app import create_app as create_tts_app
-from relay_core.agent_events import TurnMode
-from relay_core.client_session import TurnOutcome
+from relay_core.agent.events import TurnMode
+from relay_core.client.session import TurnOutcome
 from relay_local.bedrock import wire
 from relay_local.bedrock.models import SMOLLM2_MODEL_ID, ModelRegistry
 from relay_local.bedrock.smollm2 import SmolLM2

@@ -17,7 +17,7 @@ import psutil
 from benchlib import REFERENCE_TEXT, median, print_table, run_server, speak_pieces
 
 from kokoro_server.engines import EngineConfig, load_engine
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 
 def rss_mb(pid: int) -> float:

@@ -24,7 +24,7 @@ from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 
 async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from kokoro_server.convert import ensure_converted_weights
 from kokoro_server.convert.verify import load_kmodel
 from kokoro_server.engines import EngineConfig, load_engine
 from kokoro_server.engines.voices import VoiceBank
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 VOICE = "jf_alpha"
 SAMPLE_RATE = 24_000

@@ -16,7 +16,7 @@ from benchlib import REFERENCE_TEXT, median, print_table
 
 from kokoro_server.convert import ensure_converted_weights
 from kokoro_server.engines import Engine, EngineConfig, load_engine
-from relay_core.segmenter import split_sentences
+from relay_core.text.segmenter import split_sentences
 
 VOICE = "jf_alpha"
 

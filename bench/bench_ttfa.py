@@ -18,7 +18,7 @@ import asyncio
 
 from benchlib import REFERENCE_TEXT, median, print_table, run_server, speak_pieces
 
-from relay_core.segmenter import SentenceSegmenter, split_sentences
+from relay_core.text.segmenter import SentenceSegmenter, split_sentences
 
 
 def first_fragment_pieces(text: str, words: int) -> list[str]:

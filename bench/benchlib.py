@@ -21,8 +21,8 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
 from relay_core import limits
-from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
-from relay_core.tts_messages import SESSION_PATH, SynthesisComplete, Synthesize
+from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts.messages import SESSION_PATH, SynthesisComplete, Synthesize
 from relay_local.stack import wait_until_ready
 
 REFERENCE_TEXT = (

@@ -100,7 +100,7 @@ class RunningServer:
     @property
     def ws_url(self) -> str:
         """The TTS session endpoint, ``ws://127.0.0.1:<port>/invocations-bidirectional-stream``."""
-        from relay_core.tts_messages import SESSION_PATH  # noqa: PLC0415
+        from relay_core.tts.messages import SESSION_PATH  # noqa: PLC0415
 
         return f"ws://127.0.0.1:{self.port}{SESSION_PATH}"
 

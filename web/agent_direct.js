@@ -7,7 +7,7 @@ import { SseDecoder } from "./sse.js";
 import { PcmAssembler, base64ToBytes } from "./client/pcm.js";
 import { parseWords, playedMsField } from "./client/session.js";
 
-/** The header that names an AgentCore conversation (relay_core.agent_events.AGENTCORE_SESSION_HEADER). */
+/** The header that names an AgentCore conversation (relay_core.agent.events.AGENTCORE_SESSION_HEADER). */
 export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
 
 /** A random conversation id of 40 characters (AgentCore wants 33 to 256). */

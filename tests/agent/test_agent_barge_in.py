@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.agent_events import AgentCancel, AgentEnd, AgentEvent, AgentPayload, parse_event
+from relay_core.agent.events import AgentCancel, AgentEnd, AgentEvent, AgentPayload, parse_event
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
 from voice_agent.app import VoiceAgentService
 from voice_agent.config import AgentConfig

@@ -13,7 +13,7 @@ import pytest
 from strands.models.bedrock import BedrockModel
 from strands.models.model import Model
 
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AgentCancel,
     AgentEnd,
     AgentEvent,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from relay_core import agent_defaults
+from relay_core.agent import defaults as agent_defaults
 from voice_agent.cli import SERVER_SETTINGS, build_parser, options_from
 from voice_agent.config import SETTINGS, AgentConfig
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from kokoro_server.scheduled_speech import speak_offline
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentFailed,

@@ -22,8 +22,8 @@ import numpy.typing as npt
 import pytest
 from strands.models.bedrock import BedrockModel
 
-from relay_core.agent_defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
-from relay_core.agent_events import (
+from relay_core.agent.defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
+from relay_core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentFailed,

@@ -24,7 +24,7 @@ import httpx
 import pytest
 import websockets
 
-from relay_core.agent_events import AgentEnd, AgentFailed, AgentPayload, AudioChunk
+from relay_core.agent.events import AgentEnd, AgentFailed, AgentPayload, AudioChunk
 from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_local.servers import BackgroundServer

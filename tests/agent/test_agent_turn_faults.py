@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from relay_core.agent_events import AgentEvent, AgentFailed, AgentStart, TextDelta
+from relay_core.agent.events import AgentEvent, AgentFailed, AgentStart, TextDelta
 from voice_agent.config import AgentConfig, ModelKind, TransportKind
 from voice_agent.errors import ConfigError, TtsUnavailableError
 from voice_agent.transport.factory import make_transport

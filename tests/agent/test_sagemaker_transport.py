@@ -33,8 +33,8 @@ from smithy_http import Field, Fields
 from smithy_http.aio import HTTPResponse
 from smithy_http.aio.crt import AWSCRTHTTPClient
 
-from relay_core.tts_client import AudioReceived, RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import Synthesize
+from relay_core.tts.client import AudioReceived, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import Synthesize
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
 from voice_agent.transport.sagemaker import (
     ENDPOINT_URL_ENV,

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.agent_events import AgentEnd, AgentErrorCode, AgentEvent, AgentFailed, AudioChunk, TextDelta
+from relay_core.agent.events import AgentEnd, AgentErrorCode, AgentEvent, AgentFailed, AudioChunk, TextDelta
 from relay_core.audio import b64decode
 from voice_agent.errors import TtsConnectionClosed
 from voice_agent.transport.base import TtsConnection, TtsTransport

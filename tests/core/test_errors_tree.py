@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import relay_core
-from relay_core import agent_events, client_messages, errors
+from relay_core import errors
+from relay_core.agent import events as agent_events
+from relay_core.client import messages as client_messages
 from relay_core.errors import RelayError, UnknownActionError
 
 CORE = Path(relay_core.__file__).parent

@@ -45,7 +45,7 @@ def test_a_model_runtime_in_the_requirements_is_refused() -> None:
 
 def test_the_ops_bundle_has_the_smoke_transport_and_the_lock(tmp_path: Path) -> None:
     copy_sources(tmp_path, OPS_BUNDLE)
-    assert (tmp_path / "relay_core" / "client_framing.py").is_file()
+    assert (tmp_path / "relay_core" / "client" / "framing.py").is_file()
     assert (tmp_path / "relay_functions" / "ops" / "smoke_kokoro.py").is_file()
     assert (tmp_path / "voice_agent" / "transport" / "sagemaker.py").is_file()  # the smoke test's transport
     assert (tmp_path / "uv.lock").is_file()  # the dependency audit's inventory

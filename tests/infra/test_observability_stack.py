@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from aws_cdk.assertions import Match
 from tests.infra.iam_statements import rendered
 
-from relay_core.tts_metrics import DIMENSION, FIRST_AUDIO, NAMESPACE
+from relay_core.tts.metrics import DIMENSION, FIRST_AUDIO, NAMESPACE
 
 if TYPE_CHECKING:
     from tests.infra.conftest import SynthesizedApp

@@ -22,7 +22,7 @@ from kokoro_server import config as config_module
 from kokoro_server.app import create_app
 from kokoro_server.cli import main, parse_command
 from kokoro_server.config import ConfigError, ServerConfig, default_workers
-from relay_core import agent_defaults
+from relay_core.agent import defaults as agent_defaults
 
 
 @pytest.mark.slow

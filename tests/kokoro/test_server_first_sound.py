@@ -18,8 +18,8 @@ from kokoro_server.policy import RAW
 from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
-from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
-from relay_core.tts_messages import SynthesisComplete, Synthesize
+from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts.messages import SynthesisComplete, Synthesize
 
 pytestmark = pytest.mark.slow
 

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 from relay_core import limits
-from relay_core.agent_events import AudioChunk, AudioStreamEnd, AudioStreamStart, parse_event
+from relay_core.agent.events import AudioChunk, AudioStreamEnd, AudioStreamStart, parse_event
 from relay_core.audio import STREAMING_SIZE, b64decode
-from relay_core.http_events import (
+from relay_core.sse import SseDecoder, SseEvent
+from relay_core.tts.http_events import (
     HEADER_AUDIO_DURATION,
     HEADER_CHARACTERS,
     HEADER_INFERENCE_TIME_MS,
     HEADER_RTF,
 )
-from relay_core.sse import SseDecoder, SseEvent
 
 pytestmark = pytest.mark.slow
 

@@ -16,10 +16,10 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, InferenceError, Segment
 from kokoro_server.scheduled_speech import speak_offline
-from relay_core.agent_events import AgentFailed, AudioStreamStart, parse_event
+from relay_core.agent.events import AgentFailed, AudioStreamStart, parse_event
 from relay_core.sse import SseDecoder
-from relay_core.tts_client import AudioReceived, RequestEnded, TtsClientSession
-from relay_core.tts_messages import SynthesisComplete, Synthesize, TtsErrorCode, TtsFailed
+from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
+from relay_core.tts.messages import SynthesisComplete, Synthesize, TtsErrorCode, TtsFailed
 
 pytestmark = pytest.mark.slow
 

@@ -16,9 +16,9 @@ from websockets.asyncio.client import connect
 
 from relay_core import limits
 from relay_core.audio import b64decode
-from relay_core.http_events import OPENAI_MODELS, OPENAI_SSE_AUDIO_DELTA, OPENAI_SSE_AUDIO_DONE
 from relay_core.sse import SseDecoder
-from relay_core.tts_messages import TtsErrorCode
+from relay_core.tts.http_events import OPENAI_MODELS, OPENAI_SSE_AUDIO_DELTA, OPENAI_SSE_AUDIO_DONE
+from relay_core.tts.messages import TtsErrorCode
 
 pytestmark = pytest.mark.slow
 

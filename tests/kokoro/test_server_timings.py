@@ -13,10 +13,10 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.silence import pcm16_to_float, silences
 from relay_core import limits
-from relay_core.agent_events import AudioChunk, AudioStreamEnd, parse_event
+from relay_core.agent.events import AudioChunk, AudioStreamEnd, parse_event
 from relay_core.audio import b64decode
 from relay_core.sse import SseDecoder
-from relay_core.tts_messages import Synthesize, serialize
+from relay_core.tts.messages import Synthesize, serialize
 from relay_core.word_timings import (
     CAPTIONED_SPEECH_PATH,
     WORD_TIMINGS_TYPE,

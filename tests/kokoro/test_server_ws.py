@@ -14,8 +14,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedOK
 
 from relay_core import limits
-from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import (
+from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import (
     SynthesisCancelled,
     SynthesisComplete,
     Synthesize,

@@ -13,8 +13,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, Segment
-from relay_core.tts_client import RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import SynthesisCancelled, SynthesisComplete, Synthesize
+from relay_core.tts.client import RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import SynthesisCancelled, SynthesisComplete, Synthesize
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.config import ServerConfig
 from kokoro_server.session_metrics import SessionMetrics
-from relay_core.tts_metrics import FIRST_AUDIO, NAMESPACE, REQUEST_DURATION, emf_record
+from relay_core.tts.metrics import FIRST_AUDIO, NAMESPACE, REQUEST_DURATION, emf_record
 
 
 def test_an_emf_record_declares_every_value_it_carries() -> None:

@@ -15,8 +15,8 @@ import boto3
 import pytest
 
 from relay_core import limits
-from relay_core.client_messages import Cancel, serialize
-from relay_core.client_session import ClientTurn, TextReceived, TurnOutcome, WordsReceived
+from relay_core.client.messages import Cancel, serialize
+from relay_core.client.session import ClientTurn, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
 from relay_local import chat_cli
 from relay_local.cli import main as relay_main

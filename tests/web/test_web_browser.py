@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from relay_core import limits
-from relay_core.agent_events import AgentStart, AudioChunk, TextDelta, parse_event
+from relay_core.agent.events import AgentStart, AudioChunk, TextDelta, parse_event
 from relay_core.audio import b64decode
-from relay_core.client_session import ClientSession, TurnOutcome
+from relay_core.client.session import ClientSession, TurnOutcome
 from relay_core.sse import SseDecoder
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AgentEnd,
     AgentEvent,
     AgentFailed,
@@ -30,9 +30,9 @@ from relay_core.agent_events import (
     serialize_event,
 )
 from relay_core.audio import b64decode, b64encode
-from relay_core.client_framing import TurnFramer
-from relay_core.client_messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
-from relay_core.client_session import STALL_RESUME_S, ClientSession
+from relay_core.client.framing import TurnFramer
+from relay_core.client.messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
+from relay_core.client.session import STALL_RESUME_S, ClientSession
 from relay_core.sse import SseDecoder, encode_sse
 from relay_core.word_timings import MAX_PLAYED_MS, WordTiming, WordTimings
 

@@ -32,7 +32,7 @@ from tests.web.test_web_browser import (
     wait_for_end,
 )
 
-from relay_core.client_session import TurnOutcome
+from relay_core.client.session import TurnOutcome
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext, Page

@@ -1,5 +1,5 @@
 // The client side of the gateway protocol (docs/client-protocol.md), sans I/O: strings in, events out.
-// The JS twin of relay_core.client_session.ClientSession (same turn phases, outcomes and events, in
+// The JS twin of relay_core.client.session.ClientSession (same turn phases, outcomes and events, in
 // snake_case), checked against the same recorded cases (tests/web/fixtures/client_session_cases.json,
 // generated from relay_core; tests/web/test_web_fixtures.py runs the Python session over them too).
 //
@@ -33,7 +33,7 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
  */
 
 /**
- * relay_core.client_session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
+ * relay_core.client.session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
  * unfinished turn, on a socket still open, sends that turn's `resume` on the same connection
  * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
  */
@@ -42,10 +42,10 @@ export const STALL_RESUME_MS = 10_000;
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS = 24 * 60 * 60 * 1000;
 
-/** relay_core.client_session.TurnPhase */
+/** relay_core.client.session.TurnPhase */
 export const TurnPhase = Object.freeze({ SENT: "sent", ACTIVE: "active", ENDED: "ended" });
 
-/** relay_core.client_session.TurnOutcome */
+/** relay_core.client.session.TurnOutcome */
 export const TurnOutcome = Object.freeze({
   COMPLETED: "completed",
   CANCELLED: "cancelled",
@@ -60,7 +60,7 @@ const TURN_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const URL_SAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /**
- * A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
+ * A fresh turn id like relay_core.client.messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
  * crypto.getRandomValues where the platform has it (browsers, Node, React Native with a polyfill), Math.random
  * otherwise: a turn id must be unique among the user's turns, not secret.
  */
@@ -73,7 +73,7 @@ export function newTurnId() {
   return "t-" + Array.from(bytes, (b) => URL_SAFE[b & 63]).join("");
 }
 
-/** What the client holds of one turn (relay_core.client_session.ClientTurn). */
+/** What the client holds of one turn (relay_core.client.session.ClientTurn). */
 export class ClientTurn {
   /** @param {string} turnId */
   constructor(turnId) {

@@ -1,5 +1,5 @@
 /**
- * A fresh turn id like relay_core.client_messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
+ * A fresh turn id like relay_core.client.messages.new_turn_id: "t-" + 22 URL-safe characters. Uses
  * crypto.getRandomValues where the platform has it (browsers, Node, React Native with a polyfill), Math.random
  * otherwise: a turn id must be unique among the user's turns, not secret.
  */
@@ -35,20 +35,20 @@ export function parseWords(value: unknown): WordTiming[] | null;
  * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
  */
 /**
- * relay_core.client_session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
+ * relay_core.client.session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
  * unfinished turn, on a socket still open, sends that turn's `resume` on the same connection
  * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
  */
 export const STALL_RESUME_MS: 10000;
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS: number;
-/** relay_core.client_session.TurnPhase */
+/** relay_core.client.session.TurnPhase */
 export const TurnPhase: Readonly<{
     SENT: "sent";
     ACTIVE: "active";
     ENDED: "ended";
 }>;
-/** relay_core.client_session.TurnOutcome */
+/** relay_core.client.session.TurnOutcome */
 export const TurnOutcome: Readonly<{
     COMPLETED: "completed";
     CANCELLED: "cancelled";
@@ -56,7 +56,7 @@ export const TurnOutcome: Readonly<{
     REJECTED: "rejected";
     EXPIRED: "expired";
 }>;
-/** What the client holds of one turn (relay_core.client_session.ClientTurn). */
+/** What the client holds of one turn (relay_core.client.session.ClientTurn). */
 export class ClientTurn {
     /** @param {string} turnId */
     constructor(turnId: string);

@@ -8,11 +8,11 @@ What a user of the core imports is named here (``__all__``): the one family of t
 §3), the numbered envelope that carries them to clients, the client's protocol and state machine, the relay's
 framer, the TTS session's two ends, SSE framing and the exception tree's roots. Everything else (every limit,
 the TTS session's messages, the relay's own machine, the turn record) stays in its module, imported by name:
-``from relay_core import limits``, ``from relay_core.tts_messages import Synthesize``. Importing the package
+``from relay_core import limits``, ``from relay_core.tts.messages import Synthesize``. Importing the package
 loads the standard library and nothing else.
 """
 
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AgentCancel,
     AgentEnd,
     AgentErrorCode,
@@ -30,8 +30,8 @@ from relay_core.agent_events import (
     parse_request,
     serialize_event,
 )
-from relay_core.client_framing import TurnFramer
-from relay_core.client_messages import (
+from relay_core.client.framing import TurnFramer
+from relay_core.client.messages import (
     Cancel,
     ClientErrorCode,
     Rejection,
@@ -40,12 +40,12 @@ from relay_core.client_messages import (
     TurnAccepted,
     parse_client_message,
 )
-from relay_core.client_session import ClientEvent, ClientSession, TurnOutcome
+from relay_core.client.session import ClientEvent, ClientSession, TurnOutcome
+from relay_core.client.turn_messages import ServerMessage, TurnMessage, parse_server_message, serialize_server_message
 from relay_core.errors import ProtocolError, RelayError, SessionStateError
 from relay_core.sse import SseDecoder, encode_sse
-from relay_core.tts_client import TtsClientSession
-from relay_core.tts_session import TtsServerSession
-from relay_core.turn_messages import ServerMessage, TurnMessage, parse_server_message, serialize_server_message
+from relay_core.tts.client import TtsClientSession
+from relay_core.tts.session import TtsServerSession
 from relay_core.word_timings import WordTiming, WordTimings
 
 __all__ = [

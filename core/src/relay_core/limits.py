@@ -61,7 +61,7 @@ CLIENT_FRAME_BUDGET_BYTES: Final = 31 * 1024
 """Most UTF-8 bytes in one gateway→client message: under APIGW_FRAME_BYTES (32 KiB) and under 32,000 (32 KB
 read as decimal) with room to spare, so no message is ever split into WebSocket continuation frames."""
 TEXT_COALESCE_WINDOW_S: Final = 0.1
-"""The relay sends at most one ``text_delta`` per this many seconds (later deltas join it; relay_core.text_coalescing):
+"""The relay sends at most one ``text_delta`` per this many seconds (later deltas join it; relay_core.text.coalescing):
 text shows at most this late, and a token-by-token reply costs a few messages a second, not one per token."""
 CLIENT_MESSAGE_MAX_BYTES: Final = APIGW_MESSAGE_BYTES
 """Most UTF-8 bytes in one client→gateway message (API Gateway's message quota; room for a MAX_PROMPT_CHARS prompt)."""

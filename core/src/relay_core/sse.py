@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from relay_core.agent_defaults import MAX_SSE_EVENT_BYTES
+from relay_core.agent.defaults import MAX_SSE_EVENT_BYTES
 from relay_core.errors import LimitExceededError
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

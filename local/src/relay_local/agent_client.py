@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AGENTCORE_SESSION_HEADER,
     AgentCancel,
     AgentEnd,

@@ -3,7 +3,7 @@ parsed, before anything starts, so a mistake costs one line and exit status 2, n
 
 Each function here is an argparse ``type=``: it returns the parsed value or raises ``ArgumentTypeError`` with a
 message that says what a valid value looks like (argparse prefixes the option's name). Limits come from
-``relay_core.limits`` and the turn's rules from ``relay_core.agent_events``; none is spelled here again.
+``relay_core.limits`` and the turn's rules from ``relay_core.agent.events``; none is spelled here again.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 
 from relay_core import limits
-from relay_core.agent_events import parse_payload
+from relay_core.agent.events import parse_payload
 from relay_core.errors import ProtocolError
 from relay_core.fields import get_number, get_str
 from relay_core.voice_spec import parse_voice_spec
@@ -141,7 +141,7 @@ def agentcore_session_id(text: str) -> str:
 
 def check_prompts(prompts: list[str]) -> str | None:
     """Why the first invalid prompt cannot be a turn (empty, over ``relay_core.limits.MAX_PROMPT_CHARS``), or
-    None when every prompt can. The agent applies the same rule (``relay_core.agent_events.parse_payload``)."""
+    None when every prompt can. The agent applies the same rule (``relay_core.agent.events.parse_payload``)."""
     for index, prompt in enumerate(prompts):
         try:
             parse_payload({"prompt": prompt})

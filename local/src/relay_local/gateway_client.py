@@ -1,5 +1,5 @@
 """A client of the relay's WebSocket API (the client protocol, §4) over a real WebSocket: runs one turn on top
-of :class:`relay_core.client_session.ClientSession`, reconnecting and resuming when the connection drops, and
+of :class:`relay_core.client.session.ClientSession`, reconnecting and resuming when the connection drops, and
 reports what a mobile client would measure (time to first audio, message sizes, duplicates, gaps).
 
 Used by ``relay chat``, ``make demo``, the tests and bench/bench_gateway.py.
@@ -17,8 +17,8 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
-from relay_core.agent_events import TurnMode
-from relay_core.client_session import (
+from relay_core.agent.events import TurnMode
+from relay_core.client.session import (
     STALL_RESUME_S,
     AudioReceived,
     ClientEvent,

@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 
 from relay_core import limits
-from relay_core.agent_defaults import LOCAL_AGENT_URL
-from relay_core.agent_events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
+from relay_core.agent.defaults import LOCAL_AGENT_URL
+from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.errors import RelayError
 from relay_local.agent_client import TurnResult, collect_turn

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 import httpx
 
-from relay_core.tts_messages import SESSION_PATH
+from relay_core.tts.messages import SESSION_PATH
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.servers import BackgroundServer, ServerStartError
 from voice_agent.config import AgentConfig, ModelKind

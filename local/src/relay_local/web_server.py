@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from relay_core.agent_events import AGENTCORE_SESSION_HEADER
+from relay_core.agent.events import AGENTCORE_SESSION_HEADER
 
 AGENT_PROXY_PATH = "/agent/invocations"
 CLIENT_LIBRARY_PATH = "/client"

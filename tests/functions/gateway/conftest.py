@@ -25,7 +25,7 @@ from moto import mock_aws
 from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from relay_core.agent_events import AgentEnd, AgentEvent, AgentPayload, TurnStatus, serialize_event
+from relay_core.agent.events import AgentEnd, AgentEvent, AgentPayload, TurnStatus, serialize_event
 from relay_core.sse import encode_sse
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
 from relay_functions.gateway.settings import GatewaySettings

@@ -14,7 +14,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from relay_core.agent_events import AgentEnd, AgentPayload, AgentStart, TextDelta, TurnMode, parse_event
+from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta, TurnMode, parse_event
 from relay_core.sse import SseDecoder
 from relay_functions.gateway.agent_runtime import AgentUnavailableError, BodyStream, BotoAgentRuntime
 

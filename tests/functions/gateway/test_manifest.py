@@ -8,7 +8,7 @@ import importlib
 import inspect
 from pathlib import Path
 
-from relay_core.client_messages import ClientAction
+from relay_core.client.messages import ClientAction
 from relay_functions import manifest
 from relay_functions.gateway import default, settings
 from relay_local.gateway_functions import GatewayFunctions

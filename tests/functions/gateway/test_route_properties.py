@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from relay_core.agent_events import AgentEnd, AgentPayload, AgentStart, TextDelta
+from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta
 from relay_functions.gateway import cancel, connect, default, disconnect, resume, send_message
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
 from relay_functions.gateway.turns import TurnState

@@ -13,9 +13,9 @@ import pytest
 from moto.awslambda.exceptions import UnknownFunctionException
 from moto.awslambda_simple.models import LambdaSimpleBackend
 
-from relay_core.agent_events import AgentEnd, AgentStart, TextDelta
-from relay_core.client_messages import VALID_ACTIONS_TEXT
-from relay_core.turn_record import RelayOutcome, TurnState
+from relay_core.agent.events import AgentEnd, AgentStart, TextDelta
+from relay_core.client.messages import VALID_ACTIONS_TEXT
+from relay_core.relay.turn_record import RelayOutcome, TurnState
 from relay_functions.gateway import authorizer, cancel, connect, default, relay, resume, send_message
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from relay_core.agent_events import AgentEnd, AgentPayload, AgentStart, TextDelta
+from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta
 from relay_functions.gateway import cancel, connect, send_message
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
 

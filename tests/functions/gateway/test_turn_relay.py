@@ -16,7 +16,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from relay_core import limits
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AgentEnd,
     AgentFailed,
     AgentPayload,
@@ -27,8 +27,8 @@ from relay_core.agent_events import (
     TextDelta,
 )
 from relay_core.errors import ResumeExpiredError
-from relay_core.resume_buffer import ResumeBuffer
-from relay_core.turn_record import RelayOutcome, TurnState
+from relay_core.relay.resume_buffer import ResumeBuffer
+from relay_core.relay.turn_record import RelayOutcome, TurnState
 from relay_core.word_timings import WordTiming, WordTimings
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps

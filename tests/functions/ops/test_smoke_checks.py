@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
-from relay_core.tts_messages import SynthesisComplete, SynthesisStart, TtsFailed, serialize
+from relay_core.tts.messages import SynthesisComplete, SynthesisStart, TtsFailed, serialize
 from relay_functions.ops.emf import emf_document
 from relay_functions.ops.errors import SmokeCheckError
 from relay_functions.ops.smoke_audio import check_speech

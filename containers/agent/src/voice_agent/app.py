@@ -1,7 +1,7 @@
 """The agent app: a ``BedrockAgentCoreApp`` whose ``/invocations`` streams a turn's §3 events as SSE.
 
 Invocations (``POST /invocations``, JSON body; the ``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`` header
-names the conversation), parsed by :func:`relay_core.agent_events.parse_request`:
+names the conversation), parsed by :func:`relay_core.agent.events.parse_request`:
 
 - a turn — ``{"prompt", "mode": "bidi"|"batch", "voice", "speed", "request_id"?}`` (``"action": "turn"`` or no
   ``action``) — answers ``text/event-stream``: ``data: {event}`` for each §3 event, ending with exactly one
@@ -33,8 +33,8 @@ from bedrock_agentcore.runtime.context import RequestContext
 from strands import Agent, ModelRetryStrategy
 from strands.models.model import Model
 
-from relay_core.agent_defaults import MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
-from relay_core.agent_events import (
+from relay_core.agent.defaults import MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
+from relay_core.agent.events import (
     AgentCancel,
     AgentErrorCode,
     AgentFailed,

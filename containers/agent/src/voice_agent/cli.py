@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-from relay_core import agent_defaults
+from relay_core.agent import defaults as agent_defaults
 from relay_core.cli_usage import UsageParser
 from voice_agent.config import SETTINGS, AgentConfig, Setting
 from voice_agent.errors import ConfigError

@@ -12,9 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from relay_core import agent_defaults, limits
-from relay_core.agent_defaults import AUDIO_CHUNK_BYTES as DEFAULT_AUDIO_CHUNK_BYTES
-from relay_core.agent_defaults import FIRST_FRAGMENT_WORDS as DEFAULT_FIRST_FRAGMENT_WORDS
+from relay_core import limits
+from relay_core.agent import defaults as agent_defaults
+from relay_core.agent.defaults import AUDIO_CHUNK_BYTES as DEFAULT_AUDIO_CHUNK_BYTES
+from relay_core.agent.defaults import FIRST_FRAGMENT_WORDS as DEFAULT_FIRST_FRAGMENT_WORDS
 from voice_agent.errors import ConfigError
 
 ENV_PREFIX = "VOICE_AGENT_"
@@ -105,7 +106,7 @@ class AgentConfig:
 
 def check_tts_url(url: str) -> None:
     """A TTS session URL must be ws(s):// and name the session route (a bare host answers 403)."""
-    from relay_core.tts_messages import SESSION_PATH  # noqa: PLC0415 - keep the module's import list short
+    from relay_core.tts.messages import SESSION_PATH  # noqa: PLC0415 - keep the module's import list short
 
     scheme, sep, rest = url.partition("://")
     if not sep or scheme not in ("ws", "wss"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from strands import Agent
 
-from relay_core.agent_defaults import BARGE_IN_TIMEOUT_S, MAX_CONVERSATIONS
+from relay_core.agent.defaults import BARGE_IN_TIMEOUT_S, MAX_CONVERSATIONS
 from voice_agent.errors import VoiceAgentError
 from voice_agent.turn import Turn
 

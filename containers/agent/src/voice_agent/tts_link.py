@@ -1,7 +1,7 @@
 """One turn's TTS session, with the agent's recovery rule: at most one reconnect per turn.
 
 :class:`TtsLink` wraps a :class:`~voice_agent.transport.base.TtsConnection` and the sans-I/O
-:class:`relay_core.tts_client.TtsClientSession`. The turn calls :meth:`TtsLink.speak` for each sentence the
+:class:`relay_core.tts.client.TtsClientSession`. The turn calls :meth:`TtsLink.speak` for each sentence the
 moment it exists (it never waits for audio), :meth:`TtsLink.finish` when the reply is complete, and reads
 :meth:`TtsLink.events` concurrently. The link remembers every sentence whose request has not ended; when
 the session is refused or drops before all of them ended, it opens a new session ONCE and sends those
@@ -9,7 +9,7 @@ sentences again, in order (a sentence cut off mid-audio is spoken again from its
 raises :class:`TtsLinkError`.
 
 A session the service closes as full (``busy``: WebSocket 1013, try again later) is no failure and costs no
-reconnect: the link backs off with full jitter (:data:`relay_core.agent_defaults.TTS_CAPACITY_BACKOFF_S`) and opens
+reconnect: the link backs off with full jitter (:data:`relay_core.agent.defaults.TTS_CAPACITY_BACKOFF_S`) and opens
 a new session, again and again, for at most ``capacity_wait_s`` from the first refusal, holding no lock while it
 waits, so :meth:`TtsLink.speak` never blocks and the turn's text keeps flowing. Only then does it raise
 :class:`TtsLinkError` with ``tts_at_capacity``. Any frame from a session ends the wait (the next refusal starts a
@@ -26,11 +26,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import NoReturn
 
-from relay_core import agent_defaults, limits
-from relay_core.agent_events import AgentErrorCode, AgentFailed
+from relay_core import limits
+from relay_core.agent import defaults as agent_defaults
+from relay_core.agent.events import AgentErrorCode, AgentFailed
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import Synthesize, TtsFailed
+from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import Synthesize, TtsFailed
 from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
 from voice_agent.transport.base import TtsConnection, TtsTransport

@@ -1,7 +1,7 @@
 """One turn of the voice agent: model text in, §3 agent events out, speech overlapping generation.
 
 The rules (event order, one ``seq`` per stream, exactly one terminal event, which failure wins) are
-:class:`relay_core.agent_turn.AgentTurn`'s; this module is only the asyncio around it. A :class:`Turn` runs an
+:class:`relay_core.agent.turn.AgentTurn`'s; this module is only the asyncio around it. A :class:`Turn` runs an
 *engine* task whose :class:`asyncio.TaskGroup` holds three workers joined by bounded queues:
 
 - **writer**: the model's text deltas become ``text_delta`` events at once; in ``bidi`` mode each sentence the
@@ -39,10 +39,11 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from relay_core import agent_defaults, limits
-from relay_core.agent_events import AgentEvent, TurnMode
-from relay_core.agent_turn import AgentTurn
-from relay_core.segmenter import SentenceSegmenter, split_to_fit
+from relay_core import limits
+from relay_core.agent import defaults as agent_defaults
+from relay_core.agent.events import AgentEvent, TurnMode
+from relay_core.agent.turn import AgentTurn
+from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
 from relay_core.word_timings import WordTiming, WordTimings, heard_prefix, interrupted
 from voice_agent.transport.base import TtsTransport
 from voice_agent.tts_link import LinkAudio, TtsLink, TtsLinkError
@@ -86,7 +87,7 @@ class TurnRequest:
 
 @dataclass(frozen=True, slots=True)
 class TurnSettings:
-    """How turns run. The defaults are :mod:`relay_core.agent_defaults` (``AgentConfig`` starts from the same)."""
+    """How turns run. The defaults are :mod:`relay_core.agent.defaults` (``AgentConfig`` starts from the same)."""
 
     first_fragment_words: int | None = agent_defaults.FIRST_FRAGMENT_WORDS
     max_sentence_chars: int = agent_defaults.MAX_SENTENCE_CHARS

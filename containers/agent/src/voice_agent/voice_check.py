@@ -15,8 +15,8 @@ import logging
 from collections import OrderedDict
 
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import Synthesize, TtsErrorCode, TtsFailed
+from relay_core.tts.client import RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import Synthesize, TtsErrorCode, TtsFailed
 from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
 from voice_agent.transport.base import TtsTransport
 

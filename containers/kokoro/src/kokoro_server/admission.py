@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from relay_core.tts_messages import SESSION_PATH
+from relay_core.tts.messages import SESSION_PATH
 
 PING_PATH = "/ping"
 

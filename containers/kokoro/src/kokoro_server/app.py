@@ -26,7 +26,7 @@ from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.state import ServerState
-from relay_core.http_events import HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF
+from relay_core.tts.http_events import HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF
 
 logger = logging.getLogger(__name__)
 

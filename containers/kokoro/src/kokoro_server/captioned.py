@@ -29,8 +29,8 @@ from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.word_timer import WordTimer
 from relay_core.audio import b64encode
 from relay_core.errors import ProtocolError
-from relay_core.http_events import MAX_BODY_BYTES, AudioFormat, parse_openai_speech
-from relay_core.tts_session import random_request_id
+from relay_core.tts.http_events import MAX_BODY_BYTES, AudioFormat, parse_openai_speech
+from relay_core.tts.session import random_request_id
 from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming
 
 logger = logging.getLogger(__name__)

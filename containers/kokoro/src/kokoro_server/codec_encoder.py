@@ -11,7 +11,7 @@ import io
 import av
 import numpy as np
 
-from relay_core.http_events import AudioFormat
+from relay_core.tts.http_events import AudioFormat
 
 
 class _Sink:

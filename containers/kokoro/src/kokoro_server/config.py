@@ -39,7 +39,7 @@ from typing import Literal
 from kokoro_server.engines import EngineConfig
 from kokoro_server.policy import DEFAULT_FIRST_FRAGMENT_WORDS, SpeechPolicy
 from kokoro_server.silence import SilencePolicy
-from relay_core import agent_defaults
+from relay_core.agent import defaults as agent_defaults
 
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 """Where SageMaker unpacks the model artefacts (the torch weights cache) inside the container."""

@@ -13,7 +13,7 @@ from typing import Protocol
 
 from relay_core import limits
 from relay_core.audio import wav_bytes, wav_header
-from relay_core.http_events import AudioFormat
+from relay_core.tts.http_events import AudioFormat
 
 
 class AudioEncoder(Protocol):

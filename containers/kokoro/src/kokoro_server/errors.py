@@ -12,8 +12,8 @@ from starlette.responses import JSONResponse
 
 from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
 from relay_core.errors import ProtocolError
-from relay_core.http_events import http_status
-from relay_core.tts_messages import TtsErrorCode
+from relay_core.tts.http_events import http_status
+from relay_core.tts.messages import TtsErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ class WireError:
 
     @classmethod
     def of(cls, code: str, message: str) -> WireError:
-        """An error with its code's one HTTP status (``relay_core.http_events.HTTP_STATUS``)."""
+        """An error with its code's one HTTP status (``relay_core.tts.http_events.HTTP_STATUS``)."""
         return cls(status=http_status(code), code=str(code), message=message)
 
     def response(self) -> JSONResponse:

@@ -23,7 +23,7 @@ from kokoro_server.text_scripts import check_speakable
 from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice
 from relay_core.errors import ProtocolError
 from relay_core.fields import decode_json_object
-from relay_core.http_events import (
+from relay_core.tts.http_events import (
     MAX_BODY_BYTES,
     OPENAI_MODELS,
     AudioFormat,
@@ -31,7 +31,7 @@ from relay_core.http_events import (
     parse_invocation,
     parse_openai_speech,
 )
-from relay_core.tts_session import random_request_id
+from relay_core.tts.session import random_request_id
 from relay_core.word_timings import parse_timings_flag
 
 

@@ -13,7 +13,7 @@ from kokoro_server.silence import SilencePolicy
 
 DEFAULT_FIRST_FRAGMENT_WORDS = 4
 """The container's first-fragment policy by default: the first segment of a session that has heard nothing yet
-ends at the first clause mark or phrase boundary after this many words (relay_core.segmenter)."""
+ends at the first clause mark or phrase boundary after this many words (relay_core.text.segmenter)."""
 
 
 @dataclass(frozen=True, slots=True)

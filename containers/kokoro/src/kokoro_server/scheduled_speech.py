@@ -5,7 +5,7 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
 
 - the plan (G2P and splitting into segments of at most 510 tokens) runs off the event loop first, so bad input
   fails before any audio. While the session has heard nothing yet (or when the request asks for it), the first
-  segment is cut early at a clause mark or phrase boundary (:func:`relay_core.segmenter.first_fragment`);
+  segment is cut early at a clause mark or phrase boundary (:func:`relay_core.text.segmenter.first_fragment`);
 - each segment is rendered as one scheduler job (first fragments of sessions still waiting for their first sound
   go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
   pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
@@ -38,7 +38,7 @@ from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
 from relay_core import limits
-from relay_core.segmenter import first_fragment
+from relay_core.text.segmenter import first_fragment
 
 
 @dataclass(frozen=True, slots=True)

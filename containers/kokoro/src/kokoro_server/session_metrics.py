@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from relay_core.tts_metrics import emf_record
+from relay_core.tts.metrics import emf_record
 
 
 @dataclass(slots=True)
 class SessionMetrics:
-    """Writes :func:`relay_core.tts_metrics.emf_record` lines for one endpoint to ``stream`` (stdout by default)."""
+    """Writes :func:`relay_core.tts.metrics.emf_record` lines for one endpoint to ``stream`` (stdout by default)."""
 
     endpoint: str
     stream: TextIO = field(default_factory=lambda: sys.stdout)

@@ -25,10 +25,11 @@ from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
-from relay_core.agent_events import serialize_event
+from relay_core.agent.events import serialize_event
 from relay_core.audio import b64encode, chunk_pcm
 from relay_core.errors import LimitExceededError
-from relay_core.http_events import (
+from relay_core.sse import encode_sse
+from relay_core.tts.http_events import (
     HEADER_AUDIO_DURATION,
     HEADER_CHARACTERS,
     HEADER_INFERENCE_TIME_MS,
@@ -44,7 +45,6 @@ from relay_core.http_events import (
     openai_audio_done,
     openai_error,
 )
-from relay_core.sse import encode_sse
 from relay_core.word_timings import WORD_TIMINGS_TYPE, serialize_word_timings
 
 logger = logging.getLogger(__name__)

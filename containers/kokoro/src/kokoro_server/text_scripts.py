@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from kokoro_server.engines.g2p import speaks_japanese
 from relay_core.errors import ProtocolError
-from relay_core.tts_messages import TtsErrorCode
+from relay_core.tts.messages import TtsErrorCode
 
 LATIN_SCRIPT_LANGUAGES = frozenset(
     [

@@ -1,6 +1,6 @@
 """``WS /invocations-bidirectional-stream``: the TTS session of ARCHITECTURE §1 over a real socket.
 
-This module is only I/O around :class:`relay_core.tts_session.TtsServerSession`: every received frame (text or
+This module is only I/O around :class:`relay_core.tts.session.TtsServerSession`: every received frame (text or
 binary; SageMaker sends binary) goes into the session, and whatever the session wants sent goes out, in order,
 through one lock. A synthesis task takes the session's requests one at a time and renders them segment by
 segment through the shared scheduler, sending each segment's PCM as soon as it exists.
@@ -32,8 +32,8 @@ from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.word_timer import WordTimer
 from relay_core.errors import InvalidFieldError, ProtocolError
-from relay_core.tts_messages import SESSION_PATH, Synthesize, TtsErrorCode
-from relay_core.tts_session import TtsServerSession
+from relay_core.tts.messages import SESSION_PATH, Synthesize, TtsErrorCode
+from relay_core.tts.session import TtsServerSession
 from relay_core.word_timings import WordTimings, serialize_word_timings
 
 logger = logging.getLogger(__name__)

@@ -1,4 +1,3 @@
-"""Text helpers for speech: where sentences and clauses end, and how to cut text to fit a model.
-
-The public entry points are re-exported by :mod:`relay_core.segmenter`, which documents the rules.
-"""
+"""Text for speech: incremental sentence segmentation (:mod:`.segmenter`, which documents the rules), where sentences
+and clauses end (:mod:`.boundaries`), cutting text to fit the model (:mod:`.fit`), and joining a turn's text deltas
+before they are relayed (:mod:`.coalescing`)."""

@@ -1,9 +1,9 @@
-"""Where pieces of text may end: the boundary decisions behind :mod:`relay_core.segmenter`.
+"""Where pieces of text may end: the boundary decisions behind :mod:`relay_core.text.segmenter`.
 
 Each ``decide_*`` function looks at one candidate position of a buffer and answers YES, NO, or WAIT when
 the characters that decide it have not arrived yet. A decision reads only the characters up to the point
 it needs, never the buffer's length otherwise; that is what makes the segmenter's output independent of
-how the text was chunked. The rules themselves are documented in :mod:`relay_core.segmenter`.
+how the text was chunked. The rules themselves are documented in :mod:`relay_core.text.segmenter`.
 """
 
 from __future__ import annotations
@@ -201,7 +201,8 @@ def decide_clause(buf: str, i: int) -> tuple[Verdict, int]:
     return Verdict.NO, i + 1
 
 
-# Words a phrase may start with (English). The first fragment may end right before one of them (relay_core.segmenter).
+# Words a phrase may start with (English). The first fragment may end right before one of them
+# (relay_core.text.segmenter).
 CLAUSE_STARTERS = frozenset(
     {
         "and", "but", "or", "nor", "so", "yet", "because", "although", "though", "while", "whereas", "unless",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from relay_core.agent_events import AgentCancel, AgentPayload
+from relay_core.agent.events import AgentCancel, AgentPayload
 from relay_core.fields import encode_json
 
 if TYPE_CHECKING:

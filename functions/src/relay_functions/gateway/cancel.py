@@ -11,7 +11,7 @@ answer is sent on success; an unknown turn, someone else's, or a finished one wi
 
 from __future__ import annotations
 
-from relay_core.client_messages import Cancel, ClientErrorCode, ClientMessage
+from relay_core.client.messages import Cancel, ClientErrorCode, ClientMessage
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import importlib
 
-from relay_core.client_messages import ClientMessage
+from relay_core.client.messages import ClientMessage
 from relay_functions import manifest
 from relay_functions.gateway.lambda_handler import action_handler
 from relay_functions.gateway.route_event import Route

@@ -17,7 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from relay_core.client_messages import ClientMessage
+from relay_core.client.messages import ClientMessage
 from relay_functions import manifest
 from relay_functions.gateway.deps import process_deps
 from relay_functions.gateway.observability import log_invocation, metrics, tracer

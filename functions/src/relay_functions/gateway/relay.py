@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from relay_core.errors import InvalidFieldError
-from relay_core.turn_record import RelayOutcome
+from relay_core.relay.turn_record import RelayOutcome
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.lambda_handler import gateway_handler
 from relay_functions.gateway.observability import (

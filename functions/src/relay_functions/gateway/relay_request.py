@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from relay_core.agent_events import AgentPayload, parse_payload
-from relay_core.client_messages import check_turn_id
+from relay_core.agent.events import AgentPayload, parse_payload
+from relay_core.client.messages import check_turn_id
 from relay_core.errors import InvalidFieldError
 from relay_core.fields import JsonObject, get_str
 

@@ -14,7 +14,7 @@ exited, or the window passed).
 
 from __future__ import annotations
 
-from relay_core.client_messages import ClientErrorCode, ClientMessage, Resume
+from relay_core.client.messages import ClientErrorCode, ClientMessage, Resume
 from relay_core.errors import RelayError
 from relay_functions.gateway.connections import Connection
 from relay_functions.gateway.deps import GatewayDeps

@@ -2,7 +2,7 @@
 and answering the client with relay_core's messages (rejections are ``error`` without ``seq``).
 
 A route function raises a relay_core :class:`~relay_core.errors.RelayError` (its ``code`` a
-:class:`~relay_core.client_messages.ClientErrorCode`) to reject a message; :func:`handle_client_message` posts
+:class:`~relay_core.client.messages.ClientErrorCode`) to reject a message; :func:`handle_client_message` posts
 it to the client as an ``error`` and the connection stays usable. Any other exception is logged with its stack
 and answered with a generic ``internal_error``: no stack trace ever reaches a client.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayWebSocketEvent
 
-from relay_core.client_messages import (
+from relay_core.client.messages import (
     ClientErrorCode,
     ClientMessage,
     Rejection,

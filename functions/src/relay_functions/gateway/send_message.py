@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from relay_core.client_messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
+from relay_core.client.messages import ClientErrorCode, ClientMessage, SendMessage, TurnAccepted, new_turn_id, serialize
 from relay_core.fields import encode_json
-from relay_core.turn_record import RelayOutcome
+from relay_core.relay.turn_record import RelayOutcome
 from relay_functions.gateway.connections import ConnectionNotRegisteredError, is_conditional_failure
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.lambda_handler import action_handler

@@ -1,4 +1,4 @@
-"""The turn relay's driver: runs :class:`relay_core.relay_turn.RelayTurn` (every rule of the relay lives there)
+"""The turn relay's driver: runs :class:`relay_core.relay.turn.RelayTurn` (every rule of the relay lives there)
 against AWS, one agent turn from AgentCore's SSE stream to the client's WebSocket.
 
 :class:`TurnRelay` (the turns/connections stores, the poster and the agent are injected) does only I/O:
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 from relay_core import limits
-from relay_core.relay_commands import (
+from relay_core.relay.commands import (
     CancelAgent,
     CloseRecord,
     CloseStream,
@@ -40,9 +40,9 @@ from relay_core.relay_commands import (
     RelayResult,
     ReleaseConnection,
 )
-from relay_core.relay_turn import CANCEL_GRACE_S, RelayTurn
-from relay_core.resume_buffer import ResumeBuffer
-from relay_core.turn_record import RelayOutcome
+from relay_core.relay.resume_buffer import ResumeBuffer
+from relay_core.relay.turn import CANCEL_GRACE_S, RelayTurn
+from relay_core.relay.turn_record import RelayOutcome
 from relay_functions.gateway.agent_runtime import AgentRuntime, AgentUnavailableError, TurnStream
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import ConnectionStore

@@ -2,7 +2,7 @@
 
 The relay (one Lambda invocation per turn) streams the agent's events; the ``cancel``, ``resume`` and
 ``$disconnect`` handlers (other Lambdas) steer it only through this item, which the relay reads every
-:data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S` (the rules: :mod:`relay_core.relay_turn`):
+:data:`relay_functions.gateway.turn_relay.POLL_INTERVAL_S` (the rules: :mod:`relay_core.relay.turn`):
 
 - ``cancel_requested`` (+ ``played_ms`` when the client said how much it played): set by ``cancel``; the relay
   sends the agent its cancel request, with ``played_ms`` (truthful barge-in: the agent keeps the words heard).
@@ -15,8 +15,8 @@ The relay (one Lambda invocation per turn) streams the agent's events; the ``can
   to resume), ``closed`` (the relay has exited: nothing can be resumed). ``outcome`` says how it ended.
 
 Items carry ``expires_at`` (TTL) a day after creation. Which write is allowed from which state, and on which
-condition, is :data:`relay_core.turn_record.TRANSITIONS`; every condition written here is generated from it
-(:func:`relay_core.turn_record.condition`).
+condition, is :data:`relay_core.relay.turn_record.TRANSITIONS`; every condition written here is generated from it
+(:func:`relay_core.relay.turn_record.condition`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from relay_core.errors import ResumeExpiredError, UnknownTurnError
-from relay_core.turn_record import RecordWrite, RelayOutcome, TurnState, condition, state_values
+from relay_core.relay.turn_record import RecordWrite, RelayOutcome, TurnState, condition, state_values
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 from relay_functions.gateway.connections import is_conditional_failure
 

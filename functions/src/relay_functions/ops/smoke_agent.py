@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import boto3
 
-from relay_core.agent_events import (
+from relay_core.agent.events import (
     AGENTCORE_SESSION_HEADER,
     AgentEnd,
     AgentEvent,

@@ -1,7 +1,7 @@
 """The gateway check of the smoke test, and the Lambda task ``relay_functions.ops.smoke_gateway.handler``.
 
 Over a real WebSocket to the API: a connection without a token must be refused; a connection with a test user's
-token sends one ``sendMessage`` and receives the whole turn through :class:`relay_core.client_session.ClientSession`
+token sends one ``sendMessage`` and receives the whole turn through :class:`relay_core.client.session.ClientSession`
 (dedupe, gap detection and ``resume``, PCM reassembly): it must complete with text and plausible speech.
 
 The token: ``SMOKE_USER_SECRET_ARN`` names a Secrets Manager secret holding ``{"username", "password"}`` of a test
@@ -23,7 +23,7 @@ import boto3
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from relay_core.client_session import (
+from relay_core.client.session import (
     AudioReceived,
     ClientSession,
     GapDetected,

@@ -25,8 +25,8 @@ from typing import Any, Final
 from relay_core import limits
 from relay_core.audio import WAV_HEADER_BYTES
 from relay_core.errors import ProtocolError
-from relay_core.tts_client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
-from relay_core.tts_messages import SynthesisComplete, Synthesize
+from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.messages import SynthesisComplete, Synthesize
 from relay_functions.ops.errors import SmokeCheckError
 from relay_functions.ops.smoke_audio import check_speech
 from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedError, SessionConnection

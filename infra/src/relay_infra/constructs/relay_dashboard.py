@@ -14,9 +14,9 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from relay_core.tts_metrics import DIMENSION as TTS_METRICS_DIMENSION
-from relay_core.tts_metrics import FIRST_AUDIO as TTS_FIRST_AUDIO
-from relay_core.tts_metrics import NAMESPACE as TTS_METRICS_NAMESPACE
+from relay_core.tts.metrics import DIMENSION as TTS_METRICS_DIMENSION
+from relay_core.tts.metrics import FIRST_AUDIO as TTS_FIRST_AUDIO
+from relay_core.tts.metrics import NAMESPACE as TTS_METRICS_NAMESPACE
 from relay_infra.constructs.python_function import METRICS_NAMESPACE
 from relay_infra.constructs.tts_endpoint import VARIANT_NAME
 from relay_infra.stacks.gateway import SERVICE as GATEWAY_SERVICE

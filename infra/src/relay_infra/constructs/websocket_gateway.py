@@ -29,7 +29,7 @@ from relay_infra.nag import Acknowledged, acknowledge
 ROUTE_SELECTION = "$request.body.action"
 TOKEN_SOURCE = "route.request.querystring.token"  # noqa: S105 - where the token is read, not a token
 MESSAGE_ROUTES = ("sendMessage", "cancel", "resume")
-"""The client actions (relay_core.client_messages); each has its own route and function."""
+"""The client actions (relay_core.client.messages); each has its own route and function."""
 STAGE_NAME = "live"
 ACCESS_LOG_FORMAT = json.dumps(
     {

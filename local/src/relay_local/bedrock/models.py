@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from relay_core import agent_defaults
+from relay_core.agent import defaults as agent_defaults
 from relay_local.bedrock.wire import ConverseRequest
 
 ECHO_MODEL_ID: Final = agent_defaults.LOCAL_ECHO_MODEL_ID

@@ -11,7 +11,7 @@ import logging
 
 from strands.models.model import Model
 
-from relay_core.agent_defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
+from relay_core.agent.defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from voice_agent.config import AgentConfig, ModelKind
 
 logger = logging.getLogger(__name__)

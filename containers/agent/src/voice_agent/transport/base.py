@@ -6,7 +6,7 @@ Two implementations exist: ``ws`` (a plain WebSocket to the container; local, or
 tests can wrap a transport to count sessions and inject faults.
 
 Contract:
-- :meth:`TtsConnection.send` sends one JSON message (as produced by ``relay_core.tts_client``); it raises
+- :meth:`TtsConnection.send` sends one JSON message (as produced by ``relay_core.tts.client``); it raises
   :class:`~voice_agent.errors.TtsConnectionClosed` if the stream is already gone.
 - :meth:`TtsConnection.receive` returns the next server frame: ``str`` for a JSON control message, ``bytes``
   for raw PCM. It raises :class:`~voice_agent.errors.TtsConnectionClosed` when the stream ends (``clean=True``

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
-from relay_core.agent_defaults import TTS_CLOSE_TIMEOUT_S, TTS_CONNECT_TIMEOUT_S
+from relay_core.agent.defaults import TTS_CLOSE_TIMEOUT_S, TTS_CONNECT_TIMEOUT_S
 from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The engine: G2P front end + one synthesizer + a voice bank, behind one small API.
 
 The server plans a text into segments (each at most 510 tokens, split at sentence, then clause, then
-word boundaries by :mod:`relay_core.segmenter`) and renders them one by one, so it can stream audio
+word boundaries by :mod:`relay_core.text.segmenter`) and renders them one by one, so it can stream audio
 segment by segment and stop between segments when a request is cancelled.
 """
 
@@ -16,7 +16,8 @@ from kokoro_server.engines.base import Rendered, Segment, StreamedRender, Synthe
 from kokoro_server.engines.errors import InvalidRequestError
 from kokoro_server.engines.g2p import Phonemizer, Tokenizer
 from kokoro_server.engines.voices import VoiceBank
-from relay_core import limits, segmenter
+from relay_core import limits
+from relay_core.text import segmenter
 
 PREFERRED_DEFAULT_VOICES = ("af_heart", "jf_alpha")
 """The default voice is the first of these that the bank has, else its first voice."""

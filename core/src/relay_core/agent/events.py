@@ -1,0 +1,341 @@
+"""Agent events (ARCHITECTURE §3): what the voice agent streams as SSE from AgentCore ``/invocations``,
+and the payload it accepts.
+
+Order of one turn: ``agent_start``; then interleaved ``text_delta`` (seq 0,1,2,...) and audio
+(``audio_stream_start`` once, ``audio_chunk`` seq 0,1,2,..., ``audio_stream_end``); finally exactly one of
+``agent_end`` or ``error``. Every event carries ``request_id``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from relay_core import limits
+from relay_core.errors import InvalidFieldError, UnknownActionError, UnknownMessageTypeError
+from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
+from relay_core.word_timings import (
+    PLAYED_MS_FIELD,
+    TIMINGS_FIELD,
+    WORD_TIMINGS_TYPE,
+    WordTimings,
+    parse_played_ms,
+    parse_timings_flag,
+    parse_word_timings,
+)
+
+
+class AgentEventType(StrEnum):
+    AGENT_START = "agent_start"
+    TEXT_DELTA = "text_delta"
+    AUDIO_STREAM_START = "audio_stream_start"
+    AUDIO_CHUNK = "audio_chunk"
+    AUDIO_STREAM_END = "audio_stream_end"
+    AGENT_END = "agent_end"
+    ERROR = "error"
+
+
+class TurnMode(StrEnum):
+    """``bidi``: sentences go to TTS as they are written; ``batch``: the whole reply at the end (baseline)."""
+
+    BIDI = "bidi"
+    BATCH = "batch"
+
+
+class TurnStatus(StrEnum):
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+class AgentErrorCode(StrEnum):
+    """Codes of the agent's ``error`` event; each names what the caller got wrong or what failed."""
+
+    INVALID_PAYLOAD = "invalid_payload"
+    """The payload is not a valid turn (missing prompt, bad mode, speed out of range, ...)."""
+    UNKNOWN_ACTION = "unknown_action"
+    """``action`` names nothing the agent does; the message lists the valid actions."""
+    UNKNOWN_VOICE = "unknown_voice"
+    """The TTS container has no such voice; refused before any text streams."""
+    CONVERSATION_BUSY = "conversation_busy"
+    """The conversation's previous turn did not end in time after its cancel; retry shortly."""
+    TTS_UNAVAILABLE = "tts_unavailable"
+    """No TTS session could be opened (even after the one retry); the text was delivered without audio."""
+    TTS_FAILED = "tts_failed"
+    """The TTS session was lost (after the one reconnect), or sentences could not be spoken."""
+    TTS_AT_CAPACITY = "tts_at_capacity"
+    """Speech is at capacity: the TTS service turned every session away as full (1013, try again later) for the
+    agent's whole wait (``TTS_CAPACITY_WAIT_S``); the text was delivered, the rest of the speech was not. Retry
+    in a little while."""
+    MODEL_FAILED = "model_failed"
+    INTERNAL = "internal_error"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStart:
+    request_id: str
+    session_id: str | None = None
+    mode: str = TurnMode.BIDI.value
+    model: str = ""
+    type: str = field(default=AgentEventType.AGENT_START.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    request_id: str
+    seq: int
+    text: str
+    type: str = field(default=AgentEventType.TEXT_DELTA.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStreamStart:
+    request_id: str
+    voice: str
+    format: str = limits.PCM_FORMAT
+    sample_rate: int = limits.SAMPLE_RATE
+    channels: int = limits.CHANNELS
+    type: str = field(default=AgentEventType.AUDIO_STREAM_START.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioChunk:
+    """``data`` is base64 of s16le PCM, whole samples; ``seq`` counts chunks of the turn from 0.
+
+    ``sample_offset`` (the index of its first sample in the turn's audio) is set only on the client wire
+    (:mod:`relay_core.client.turn_messages`), where the relay may cut one agent chunk into several."""
+
+    request_id: str
+    seq: int
+    data: str
+    sample_offset: int | None = None
+    type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AudioStreamEnd:
+    """``total_samples`` (samples in the turn's audio) is set only on the client wire."""
+
+    request_id: str
+    total_chunks: int
+    duration_s: float
+    total_samples: int | None = None
+    type: str = field(default=AgentEventType.AUDIO_STREAM_END.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEnd:
+    request_id: str
+    status: str = TurnStatus.COMPLETED.value
+    text_chars: int = 0
+    sentences: int = 0
+    first_audio_s: float | None = None
+    elapsed_s: float = 0.0
+    type: str = field(default=AgentEventType.AGENT_END.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFailed:
+    request_id: str
+    code: str
+    message: str
+    type: str = field(default=AgentEventType.ERROR.value, init=False)
+
+
+AgentEvent = (
+    AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentFailed | WordTimings
+)
+
+_EVENT_CLASSES: dict[str, type[Any]] = {
+    AgentEventType.AGENT_START: AgentStart,
+    AgentEventType.TEXT_DELTA: TextDelta,
+    AgentEventType.AUDIO_STREAM_START: AudioStreamStart,
+    AgentEventType.AUDIO_CHUNK: AudioChunk,
+    AgentEventType.AUDIO_STREAM_END: AudioStreamEnd,
+    AgentEventType.AGENT_END: AgentEnd,
+    AgentEventType.ERROR: AgentFailed,
+}
+
+TERMINAL_EVENT_TYPES = frozenset({AgentEventType.AGENT_END.value, AgentEventType.ERROR.value})
+
+
+def event_to_json(event: AgentEvent) -> JsonObject:
+    """The JSON object for an event (``None`` fields left out)."""
+    if isinstance(event, WordTimings):
+        return event.to_json()
+    return {k: v for k, v in asdict(event).items() if v is not None}
+
+
+def serialize_event(event: AgentEvent) -> str:
+    return encode_json(event_to_json(event))
+
+
+def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
+    """Parse one agent event. Raises only ``ProtocolError`` subclasses."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.APIGW_MESSAGE_BYTES * 8)
+    kind = obj.get("type")
+    if kind == WORD_TIMINGS_TYPE:
+        return parse_word_timings(obj)
+    cls = _EVENT_CLASSES.get(str(kind))
+    if cls is None:
+        raise UnknownMessageTypeError(f"unknown agent event type {str(kind)[:40]!r}")
+    fields = {k: v for k, v in obj.items() if k != "type"}
+    for spec in dataclasses.fields(cls):
+        if spec.name in fields and not _matches(fields[spec.name], str(spec.type)):
+            raise InvalidFieldError(f"agent event {kind!r}: field {spec.name!r} must be {spec.type}")
+    try:
+        event: AgentEvent = cls(**fields)
+    except TypeError as exc:
+        raise InvalidFieldError(f"agent event {kind!r} has missing or unexpected fields: {exc}") from exc
+    if not event.request_id:
+        raise InvalidFieldError(f"agent event {kind!r} needs a request_id")
+    return event
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "None": (type(None),)}
+
+
+def _matches(value: object, annotation: str) -> bool:
+    """Whether a JSON value fits a field annotation such as ``"float | None"`` (bools are not numbers)."""
+    allowed = tuple(t for name in annotation.split("|") for t in _JSON_TYPES.get(name.strip(), (object,)))
+    if isinstance(value, bool):
+        return bool in allowed or object in allowed
+    return isinstance(value, allowed)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPayload:
+    """What a client sends to the agent's ``/invocations``."""
+
+    prompt: str
+    mode: TurnMode = TurnMode.BIDI
+    voice: str | None = None
+    speed: float = limits.DEFAULT_SPEED
+    request_id: str | None = None
+    timings: bool = False
+    """Ask for ``word_timings`` events (captions in step with the audio)."""
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, "speed": self.speed}
+        if self.voice is not None:
+            obj["voice"] = self.voice
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        if self.timings:
+            obj[TIMINGS_FIELD] = True
+        return obj
+
+
+CANCEL_ACTION = "cancel"
+TURN_ACTION = "turn"
+"""A turn's payload may say ``"action": "turn"``; an absent ``action`` means the same."""
+AGENT_ACTIONS = (TURN_ACTION, CANCEL_ACTION)
+"""Every ``action`` the agent's ``/invocations`` accepts."""
+AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
+"""The header that names the conversation: invocations with the same value reach the same agent session."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentCancel:
+    """Barge-in: cancel the running turn of the session (``request_id`` names one turn; None = every turn).
+
+    Sent to the same ``/invocations`` (same AgentCore session id) as ``{"action": "cancel", "request_id"?}``."""
+
+    request_id: str | None = None
+    played_ms: int | None = None
+    """Truthful barge-in: milliseconds of the turn's audio the listener played; the agent then keeps in history only
+    the words heard (:func:`relay_core.word_timings.words_heard`). None: the history is left as it is."""
+
+    def to_json(self) -> JsonObject:
+        obj: JsonObject = {"action": CANCEL_ACTION}
+        if self.request_id is not None:
+            obj["request_id"] = self.request_id
+        if self.played_ms is not None:
+            obj[PLAYED_MS_FIELD] = self.played_ms
+        return obj
+
+
+def is_cancel(obj: object) -> bool:
+    """Whether a decoded ``/invocations`` body is a cancel request rather than a turn."""
+    return isinstance(obj, dict) and obj.get("action") == CANCEL_ACTION
+
+
+def parse_cancel(obj: JsonObject) -> AgentCancel:
+    """Parse and check a cancel request. Raises only ``ProtocolError`` subclasses."""
+    return AgentCancel(
+        request_id=get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS) or None,
+        played_ms=parse_played_ms(obj),
+    )
+
+
+def parse_request(data: str | bytes | JsonObject) -> AgentPayload | AgentCancel:
+    """Parse an ``/invocations`` body: a turn (``action`` absent or ``"turn"``) or a cancel.
+
+    Raises only ``ProtocolError`` subclasses; an unknown ``action`` raises :class:`UnknownActionError`, whose
+    message names the valid actions."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
+    action = obj.get("action", TURN_ACTION)
+    if action == CANCEL_ACTION:
+        return parse_cancel(obj)
+    if action == TURN_ACTION:
+        return parse_payload(obj)
+    valid = ", ".join(repr(a) for a in AGENT_ACTIONS)
+    shown = repr(action)[:40] if isinstance(action, str) else f"a {type(action).__name__}"
+    raise UnknownActionError(
+        f"unknown action {shown}: the agent accepts {valid} (a turn needs 'prompt'; no 'action' means a turn)"
+    )
+
+
+def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
+    """Parse and check an agent payload. Raises only ``ProtocolError`` subclasses."""
+    obj = data if isinstance(data, dict) else decode_json_object(data, max_bytes=limits.MAX_PROMPT_CHARS * 4 + 4096)
+    prompt = get_str(obj, "prompt", required=True, allow_empty=False, max_chars=limits.MAX_PROMPT_CHARS)
+    mode_text = get_str(obj, "mode") or TurnMode.BIDI.value
+    try:
+        mode = TurnMode(mode_text)
+    except ValueError as exc:
+        raise InvalidFieldError(f"'mode' must be 'bidi' or 'batch'; got {mode_text[:20]!r}") from exc
+    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
+    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS)
+    assert prompt is not None
+    return AgentPayload(
+        prompt=prompt,
+        mode=mode,
+        voice=voice or None,
+        speed=speed,
+        request_id=request_id or None,
+        timings=parse_timings_flag(obj),
+    )
+
+
+__all__ = [
+    "AGENTCORE_SESSION_HEADER",
+    "AGENT_ACTIONS",
+    "CANCEL_ACTION",
+    "TERMINAL_EVENT_TYPES",
+    "TURN_ACTION",
+    "AgentCancel",
+    "AgentEnd",
+    "AgentErrorCode",
+    "AgentEvent",
+    "AgentEventType",
+    "AgentFailed",
+    "AgentPayload",
+    "AgentStart",
+    "AudioChunk",
+    "AudioStreamEnd",
+    "AudioStreamStart",
+    "TextDelta",
+    "TurnMode",
+    "TurnStatus",
+    "UnknownActionError",
+    "event_to_json",
+    "is_cancel",
+    "parse_cancel",
+    "parse_event",
+    "parse_payload",
+    "parse_request",
+    "serialize_event",
+]

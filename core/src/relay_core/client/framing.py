@@ -1,0 +1,271 @@
+"""Re-framing agent events (§3) into the numbered, size-bounded turn messages of the client protocol (§4).
+
+:class:`TurnFramer` is the relay's one tool for this. Guarantees, for any sequence of agent events:
+
+* every returned message is a JSON text whose UTF-8 size is at most ``budget_bytes``
+  (default ``limits.CLIENT_FRAME_BUDGET_BYTES``, under API Gateway's 32 KB frame quota);
+* messages are numbered by one ``seq`` from 0, contiguous, in the order returned;
+* ``audio_chunk`` is cut on whole samples; the pieces' PCM joins back to the agent chunk's PCM byte for byte,
+  and ``sample_offset`` counts the turn's samples before each piece;
+* ``text_delta`` longer than the budget is cut on code point boundaries; the pieces join back to the text
+  (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
+* ``word_timings`` (only in a turn that asked for timings) keeps its words in order, split across as many
+  messages as the budget needs, each numbered like any other message (a word longer than a whole message, which
+  the agent never sends, is shortened; its times stay);
+* exactly one terminal message (``agent_end`` or ``error``) ends the turn: framing anything after it raises
+  :class:`~relay_core.errors.SessionStateError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+
+from relay_core import limits
+from relay_core.agent.events import (
+    AgentEnd,
+    AgentEvent,
+    AgentFailed,
+    AgentStart,
+    AudioChunk,
+    AudioStreamEnd,
+    AudioStreamStart,
+    TextDelta,
+)
+from relay_core.audio import b64decode, b64encode, max_pcm_bytes_for_base64
+from relay_core.client.messages import ClientErrorCode, check_turn_id
+from relay_core.client.turn_messages import TurnMessage, serialize_turn_message
+from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
+from relay_core.fields import encode_json
+from relay_core.word_timings import WordTiming, WordTimings
+
+_WIDE_INT = 10**15
+"""A stand-in for seq/offset values when measuring a message's fixed overhead (wider than any real value)."""
+_MIN_BUDGET = 1024
+_MAX_ERROR_MESSAGE_CHARS = 1000
+
+
+def utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8 (what API Gateway counts)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+_ASCII_JSON_BYTES = tuple(len(json.dumps(chr(code), ensure_ascii=False)) - 2 for code in range(128))
+"""Bytes each ASCII character takes inside a JSON string (2 for ``\\n`` or ``\\"``, 6 for ``\\u0001``)."""
+
+
+def _json_char_bytes(char: str) -> int:
+    """UTF-8 bytes ``char`` takes inside a JSON string as ``encode_json`` writes it (non-ASCII is not escaped)."""
+    code = ord(char)
+    if code < 0x80:
+        return _ASCII_JSON_BYTES[code]
+    return 2 if code < 0x800 else 3 if code < 0x10000 else 4
+
+
+def _without_lone_surrogates(text: str) -> str:
+    """``text`` with any unpaired surrogate (not encodable in UTF-8) replaced by U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
+    """Cut ``text`` on code point boundaries into non-empty pieces whose JSON-escaped UTF-8 size is at most
+    ``room_bytes`` each; the pieces join back to ``text``. Empty text yields nothing."""
+    if room_bytes < 12:  # the widest escaped code point is 6 bytes ("\\u001f"); leave room for two
+        raise ValueError(f"room_bytes must be at least 12; got {room_bytes}")
+    if utf8_size(json.dumps(text, ensure_ascii=False)) - 2 <= room_bytes:
+        if text:
+            yield text
+        return
+    start = 0
+    used = 0
+    for index, char in enumerate(text):
+        cost = _json_char_bytes(char)
+        if used + cost > room_bytes:
+            yield text[start:index]
+            start, used = index, 0
+        used += cost
+    if start < len(text):
+        yield text[start:]
+
+
+def split_pcm_evenly(pcm: bytes, max_bytes: int) -> list[bytes]:
+    """Cut s16le ``pcm`` into as few pieces of at most ``max_bytes`` as possible, of near-equal size in whole
+    samples (no tiny tail piece); the pieces join back to ``pcm``. Empty PCM gives one empty piece."""
+    samples, odd = divmod(len(pcm), limits.SAMPLE_WIDTH_BYTES)
+    if odd:
+        raise AudioFormatError(f"PCM of {len(pcm)} bytes is not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples")
+    max_samples = max_bytes // limits.SAMPLE_WIDTH_BYTES
+    if max_samples < 1:
+        raise ValueError(f"max_bytes must hold at least one sample; got {max_bytes}")
+    count = max(1, -(-samples // max_samples))
+    base, extra = divmod(samples, count)
+    pieces: list[bytes] = []
+    start = 0
+    for index in range(count):  # the first `extra` pieces hold one sample more than the others
+        end = start + (base + (index < extra)) * limits.SAMPLE_WIDTH_BYTES
+        pieces.append(pcm[start:end])
+        start = end
+    return pieces
+
+
+def max_audio_pcm_bytes(budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) -> int:
+    """The most PCM bytes (whole samples) that one framed ``audio`` message carries within ``budget_bytes``, for
+    any turn id (up to ``limits.MAX_TURN_ID_CHARS``) and any seq, chunk and offset: an agent ``audio_chunk`` of at
+    most this much PCM becomes exactly one client message (``relay_core.agent.defaults.AUDIO_CHUNK_BYTES``)."""
+    widest = TurnMessage("t" * limits.MAX_TURN_ID_CHARS, _WIDE_INT, AudioChunk("", _WIDE_INT, "", _WIDE_INT))
+    return max_pcm_bytes_for_base64(budget_bytes, overhead_bytes=utf8_size(serialize_turn_message(widest)))
+
+
+class TurnFramer:
+    """Numbers and cuts one turn's agent events into client messages. Not thread-safe; one per turn."""
+
+    def __init__(self, turn_id: str, *, budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) -> None:
+        if budget_bytes < _MIN_BUDGET:
+            raise ValueError(f"budget_bytes must be at least {_MIN_BUDGET}; got {budget_bytes}")
+        self.turn_id = check_turn_id(turn_id)
+        self.budget_bytes = budget_bytes
+        self.next_seq = 0
+        """The seq the next message will carry (so the number of messages framed so far)."""
+        self.finished = False
+        """True once the terminal message was framed."""
+        self.samples = 0
+        """Samples of audio framed so far (the next piece's ``sample_offset``)."""
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last message framed; -1 before the first."""
+        return self.next_seq - 1
+
+    # --- public API ------------------------------------------------------------------------------------------
+
+    def frame(self, event: AgentEvent) -> list[str]:
+        """The serialized client messages for one agent event, numbered in order, each within the budget.
+
+        Raises ``SessionStateError`` after the terminal message and ``AudioFormatError`` for audio that is not
+        whole s16le samples in base64; in both cases nothing is numbered, so the relay can go on with
+        :meth:`fail` (e.g. code ``internal_error``) to end the turn cleanly."""
+        return [text for _seq, text in self.frame_numbered(event)]
+
+    def frame_numbered(self, event: AgentEvent) -> list[tuple[int, str]]:
+        """Like :meth:`frame`, with each message's seq (what :class:`~relay_core.relay.resume_buffer.ResumeBuffer`
+        keeps them by)."""
+        self._check_open()
+        samples_before = self.samples
+        try:
+            return self._number(self._pieces(event), terminal=isinstance(event, AgentEnd | AgentFailed))
+        except RelayError:
+            self.samples = samples_before  # nothing of a rejected event counts
+            raise
+
+    def fail(self, code: str | ClientErrorCode, message: str) -> list[str]:
+        """End the turn with a terminal ``error`` (e.g. ``agent_unavailable`` when the agent cannot be reached).
+        ``message`` should say what the user can do; it is shortened to fit the frame."""
+        return [text for _seq, text in self.fail_numbered(code, message)]
+
+    def fail_numbered(self, code: str | ClientErrorCode, message: str) -> list[tuple[int, str]]:
+        """Like :meth:`fail`, with the message's seq."""
+        return self.frame_numbered(AgentFailed(request_id=self.turn_id, code=str(code), message=message))
+
+    # --- internals -------------------------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.finished:
+            raise SessionStateError(
+                f"turn {self.turn_id!r} already ended (its last seq is {self.last_seq}): start a new TurnFramer"
+            )
+
+    def _number(self, events: list[AgentEvent], *, terminal: bool) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        for offset, event in enumerate(events):
+            seq = self.next_seq + offset
+            text = serialize_turn_message(TurnMessage(self.turn_id, seq, event))
+            size = utf8_size(text)
+            if size > self.budget_bytes:  # a bug in the overhead arithmetic: never send an oversize frame
+                raise LimitExceededError(f"framed message of {size} bytes exceeds the {self.budget_bytes}-byte budget")
+            out.append((seq, text))
+        self.next_seq += len(out)
+        if terminal:
+            self.finished = True
+        return out
+
+    def _overhead(self, event: AgentEvent) -> int:
+        """Fixed bytes of a message of ``event`` with its variable field empty (numbers as wide as they get)."""
+        return utf8_size(serialize_turn_message(TurnMessage(self.turn_id, _WIDE_INT, event)))
+
+    def _pieces(self, event: AgentEvent) -> list[AgentEvent]:
+        """The events the client gets for one agent event: the same, or cut to the budget, or with what the
+        client wire adds (``sample_offset``, ``total_samples``); long texts and ids shortened to their limits."""
+        tid = self.turn_id
+        if isinstance(event, WordTimings):
+            return self._word_timings_pieces(event)
+        if isinstance(event, TextDelta):
+            return self._text_pieces(event.text)
+        if isinstance(event, AudioChunk):
+            return self._audio_pieces(event)
+        if isinstance(event, AgentStart):
+            return [AgentStart(tid, mode=event.mode, model=event.model[:200])]
+        if isinstance(event, AudioStreamStart):
+            return [
+                dataclasses.replace(event, request_id=tid, voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS]),
+            ]
+        if isinstance(event, AudioStreamEnd):
+            return [dataclasses.replace(event, request_id=tid, total_samples=self.samples)]
+        if isinstance(event, AgentEnd):
+            return [dataclasses.replace(event, request_id=tid)]
+        message = _without_lone_surrogates(event.message)[:_MAX_ERROR_MESSAGE_CHARS]
+        return [AgentFailed(tid, code=event.code[:64], message=message)]
+
+    def _text_pieces(self, text: str) -> list[AgentEvent]:
+        tid = self.turn_id
+        text = _without_lone_surrogates(text)
+        room = self.budget_bytes - self._overhead(TextDelta(tid, 0, ""))
+        pieces = list(split_text_to_fit(text, room)) or [""]
+        return [TextDelta(tid, self.next_seq + index, piece) for index, piece in enumerate(pieces)]
+
+    def _word_timings_pieces(self, event: WordTimings) -> list[AgentEvent]:
+        """The event's words in as few ``word_timings`` messages as fit the budget (none for no words)."""
+        tid = self.turn_id
+        room = self.budget_bytes - self._overhead(WordTimings(tid, ()))
+        groups: list[list[WordTiming]] = []
+        used = room
+        for word in event.words:
+            fitted = self._fit_word(word, room)
+            cost = utf8_size(encode_json(fitted.to_json())) + 1  # the entry and its comma
+            if used + cost > room:
+                groups.append([])
+                used = 0
+            groups[-1].append(fitted)
+            used += cost
+        return [WordTimings(tid, tuple(group)) for group in groups]
+
+    @staticmethod
+    def _fit_word(word: WordTiming, room: int) -> WordTiming:
+        """``word`` with its text made UTF-8-safe and, if its entry alone would not fit ``room``, shortened."""
+        text = _without_lone_surrogates(word.word)
+        fixed = utf8_size(encode_json({"word": "", "start_s": word.start_s, "end_s": word.end_s})) + 1
+        if utf8_size(encode_json({"word": text})) - utf8_size(encode_json({"word": ""})) > room - fixed:
+            text = next(split_text_to_fit(text, room - fixed))
+        return word if text == word.word else WordTiming(text, word.start_s, word.end_s)
+
+    def _audio_pieces(self, event: AudioChunk) -> list[AgentEvent]:
+        tid = self.turn_id
+        pcm = b64decode(event.data)
+        if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
+            raise AudioFormatError(
+                f"audio_chunk {event.seq} has {len(pcm)} bytes, not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples"
+            )
+        overhead = self._overhead(AudioChunk(tid, max(event.seq, _WIDE_INT), "", sample_offset=_WIDE_INT))
+        pieces = split_pcm_evenly(pcm, max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead))
+        out: list[AgentEvent] = []
+        for piece in pieces:
+            out.append(AudioChunk(tid, event.seq, b64encode(piece), sample_offset=self.samples))
+            self.samples += len(piece) // limits.SAMPLE_WIDTH_BYTES
+        return out
+
+
+__all__ = ["TurnFramer", "max_audio_pcm_bytes", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]
