@@ -1,0 +1,143 @@
+"""The torch engine split at its decoder (kokoro_server.engines.torch_synth) and decoded in chunks (chunk_plan).
+
+The real Kokoro-82M weights converted from the shipped int8 ONNX, on the CPU. ``KModel``'s source module draws
+random initial phases and noise, so every comparison seeds torch's global generator the same way before each
+render: the front end draws exactly what ``forward_with_tokens`` draws, in the same order.
+
+The seam and log-mel limits are the ONNX engine's (tests/kokoro/test_streaming_decoder.py, from the corpus
+measures of bench/bench_streaming_quality.py); the torch decoder is the same network in fp32, and on these two
+texts it measured seam/inside 0.74 and 0.18, log-mel 0.88 and 0.60 nepers (seed 2024).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+import torch
+
+from kokoro_server.engines import Engine
+from kokoro_server.engines.chunk_plan import ChunkSchedule, plan_chunks
+from kokoro_server.engines.torch_synth import TorchSynthesizer
+from kokoro_server.policy import SpeechPolicy
+from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
+from kokoro_server.scheduler import Scheduler, SchedulerSession
+from kokoro_server.stream_quality import log_mel_distance, seam_jumps
+
+pytestmark = pytest.mark.slow
+
+SEAM_STEP_RATIO = 1.25
+LOG_MEL_LIMIT = 1.6
+TEXTS = (
+    "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
+    "Your blood pressure readings from this week look stable and are all within the normal range.",
+)
+VOICE = "jf_alpha"
+SEED = 2024
+
+
+def _synth(engine: Engine) -> TorchSynthesizer:
+    synth = engine._synthesizer
+    assert isinstance(synth, TorchSynthesizer)
+    return synth
+
+
+def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(torch_engine: Engine) -> None:
+    """The split engine's whole-segment audio and durations equal ``KModel.forward_with_tokens``'s exactly."""
+    assert torch_engine.streams
+    synth = _synth(torch_engine)
+    segment = torch_engine.plan(TEXTS[0], voice=VOICE, speed=1.0)[0]
+    style = torch_engine._voices.style_for(torch_engine._voices.resolve(VOICE), len(segment.tokens))
+    torch.manual_seed(SEED)
+    with torch.inference_mode():
+        audio, durations = synth.model.forward_with_tokens(
+            torch.tensor([[0, *segment.tokens, 0]]),
+            torch.from_numpy(np.array(style, dtype=np.float32).reshape(1, -1)),
+            1.0,
+        )
+    torch.manual_seed(SEED)
+    split = torch_engine.render_timed(segment, voice=VOICE, speed=1.0)
+    assert split.durations == tuple(durations.tolist())
+    np.testing.assert_array_equal(split.audio, audio.numpy())
+    torch.manual_seed(SEED + 1)
+    other = torch_engine.render(segment, voice=VOICE, speed=1.0)
+    assert not np.array_equal(other, split.audio)  # the seed is what made them equal: the source is random
+
+
+def test_streamed_chunks_tile_the_segment(torch_engine: Engine) -> None:
+    """A small first chunk (leading padding + first_frames), later ones growing; as long as the whole decode."""
+    segment = torch_engine.plan(TEXTS[0], voice=VOICE, speed=1.0)[0]
+    torch.manual_seed(SEED)
+    whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
+    torch.manual_seed(SEED)
+    streamed = torch_engine.render_stream(segment, voice=VOICE, speed=1.0)
+    chunks = [len(chunk) for chunk in streamed.chunks]
+    frames = [size // streamed.frame_samples for size in chunks]
+    schedule = ChunkSchedule()
+    assert all(size % streamed.frame_samples == 0 for size in chunks)
+    assert frames[0] == streamed.durations[0] + schedule.first_frames
+    assert frames[1:-1] == [schedule.later_frames * schedule.growth**k for k in range(len(frames) - 2)]
+    planned = plan_chunks(sum(streamed.durations), lead_frames=streamed.durations[0], schedule=schedule)
+    assert len(chunks) == len(planned) >= 3
+    assert sum(chunks) == len(whole) == sum(streamed.durations) * streamed.frame_samples
+
+
+def test_windows_covering_the_segment_give_the_whole_decode_exactly(torch_engine: Engine) -> None:
+    """With margins wider than the segment every window is the whole segment, so each chunk is exactly its slice
+    of the whole decode: the crop arithmetic (and nothing else) is checked bit for bit."""
+    synth = _synth(torch_engine)
+    segment = torch_engine.plan(TEXTS[1], voice=VOICE, speed=1.0)[0]
+    style = torch_engine._voices.style_for(torch_engine._voices.resolve(VOICE), len(segment.tokens))
+    front = synth.front_end(segment.tokens, style, 1.0)
+    (whole,) = synth.decode_chunks(front, chunked=False)
+    default = synth.schedule
+    try:
+        synth.schedule = ChunkSchedule(margin_frames=10_000)
+        chunks = list(synth.decode_chunks(front))
+    finally:
+        synth.schedule = default
+    assert len(chunks) >= 3
+    np.testing.assert_array_equal(np.concatenate(chunks), whole)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_streamed_decode_has_no_audible_seam(torch_engine: Engine, text: str) -> None:
+    """Streamed vs whole decode of the same front end (same source): the ONNX engine's seam and log-mel limits."""
+    segment = torch_engine.plan(text, voice=VOICE, speed=1.0)[0]
+    torch.manual_seed(SEED)
+    whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
+    torch.manual_seed(SEED)
+    chunks = list(torch_engine.render_stream(segment, voice=VOICE, speed=1.0).chunks)
+    streamed = np.concatenate(chunks)
+    assert len(chunks) >= 3
+    assert len(streamed) == len(whole)
+    seam, inside = seam_jumps(streamed, list(np.cumsum([len(c) for c in chunks])[:-1]))
+    assert seam < SEAM_STEP_RATIO * inside
+    assert log_mel_distance(whole, streamed) < LOG_MEL_LIMIT
+
+
+def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: Engine) -> None:
+    """With KOKORO_STREAM_DECODER's policy, one torch segment leaves ScheduledSpeech in several pieces that
+    together are the offline reference (same seed), and differ from the whole-segment rendering."""
+    text = TEXTS[0]
+    policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True)
+
+    async def pieces() -> list[bytes]:
+        scheduler = Scheduler(workers=1, name="torch-stream", speech=policy)
+        try:
+            speech = ScheduledSpeech(torch_engine, scheduler, SchedulerSession("s"), text=text, voice=VOICE, speed=1.0)
+            assert await speech.plan() == 1
+            return [pcm async for pcm in speech.pcm_segments()]
+        finally:
+            scheduler.shutdown()
+
+    torch.manual_seed(SEED)
+    got = asyncio.run(pieces())
+    assert len(got) >= 3
+    torch.manual_seed(SEED)
+    reference = speak_offline(torch_engine, text, voice=VOICE, policy=policy)
+    assert b"".join(got) == reference
+    torch.manual_seed(SEED)
+    whole = speak_offline(torch_engine, text, voice=VOICE, policy=SpeechPolicy(first_fragment_words=None))
+    assert whole != reference
