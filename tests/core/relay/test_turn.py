@@ -41,8 +41,9 @@ from relay_core.relay.commands import (
     RelayCommand,
     ReleaseConnection,
 )
+from relay_core.relay.phases import PHASE_TABLE, RelayInput, RelayPhase, phase_table_markdown
 from relay_core.relay.resume_buffer import ResumeBuffer
-from relay_core.relay.turn import PHASE_TABLE, RelayInput, RelayPhase, RelayTurn, phase_table_markdown
+from relay_core.relay.turn import RelayTurn
 from relay_core.relay.turn_record import RelayOutcome
 from relay_core.sse import encode_sse
 

@@ -5,7 +5,8 @@ steered by the turn record (cancel, resume, disconnect). :class:`RelayTurn` hold
 only executes commands (:mod:`relay_core.relay.commands`) and reports what happened:
 
 - inputs (:class:`RelayInput`): the agent's stream bytes, its end or failure, an agent that could not be reached,
-  a read of the turn record, a clock tick; each is allowed only in the phases :data:`PHASE_TABLE` lists, and only
+  a read of the turn record, a clock tick; each is allowed only in the phases
+  :data:`~relay_core.relay.phases.PHASE_TABLE` lists, and only
   when the machine is idle (:meth:`RelayTurn.next_command` returned None), otherwise
   :class:`~relay_core.errors.SessionStateError` says what to do first;
 - commands (:meth:`RelayTurn.next_command`): post, free the connection, end / read / close the record, cancel the
@@ -32,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from enum import Enum, StrEnum
+from enum import Enum
 
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AudioChunk, TurnStatus, parse_event
@@ -58,6 +59,7 @@ from relay_core.relay.commands import (
     RelayResult,
     ReleaseConnection,
 )
+from relay_core.relay.phases import PHASE_TABLE, RelayInput, RelayPhase
 from relay_core.relay.resume_buffer import ResumeBuffer
 from relay_core.relay.turn_record import RelayOutcome
 from relay_core.sse import SseDecoder
@@ -71,54 +73,6 @@ AGENT_STREAM_BROKEN = "the agent's stream ended before the turn did: send the me
 AGENT_UNREACHABLE = "the agent could not be reached: try again in a moment"
 RELAY_FAILED = "the gateway lost this turn: send the message again"
 CANNOT_RELAY = "the agent sent something the gateway cannot relay: try again"
-
-
-class RelayPhase(Enum):
-    STREAMING = "streaming"
-    LINGERING = "lingering"
-    CLOSING = "closing"
-    DONE = "done"
-
-
-class RelayInput(StrEnum):
-    AGENT_BYTES = "agent_bytes"
-    AGENT_CLOSED = "agent_closed"
-    AGENT_FAILED = "agent_failed"
-    AGENT_UNREACHABLE = "agent_unreachable"
-    RECORD_READ = "record_read"
-    TICK = "tick"
-
-
-_AGENT_INPUTS = (RelayInput.AGENT_BYTES, RelayInput.AGENT_CLOSED, RelayInput.AGENT_FAILED)
-
-PHASE_TABLE: dict[RelayPhase, dict[RelayInput, str]] = {
-    RelayPhase.STREAMING: {
-        RelayInput.AGENT_BYTES: "decode, join text, frame, buffer and post; the terminal event → lingering",
-        RelayInput.AGENT_CLOSED: "a stream without a terminal event ends the turn: error agent_unavailable",
-        RelayInput.AGENT_FAILED: "error agent_unavailable",
-        RelayInput.AGENT_UNREACHABLE: "error agent_unavailable",
-        RelayInput.RECORD_READ: "cancel requested → cancel the agent; resume → replay there; detached → buffer only",
-        RelayInput.TICK: "held text due; away > resume window → cancel, closing (abandoned); grace over → end it",
-    },
-    RelayPhase.LINGERING: {
-        **{kind: "ignored: the turn's terminal is framed" for kind in _AGENT_INPUTS},
-        RelayInput.RECORD_READ: "cancel with played_ms → the agent (late barge-in); resume → replay there",
-        RelayInput.TICK: "client back, or away > resume window → closing",
-    },
-    RelayPhase.CLOSING: {},
-    RelayPhase.DONE: {},
-}
-"""Which input each phase accepts and what it does; any other input is refused (closing only runs commands)."""
-
-
-def phase_table_markdown() -> str:
-    """:data:`PHASE_TABLE` as Markdown (docs/functions.md carries it; a test keeps them equal)."""
-    rows = ["| phase | input | what it does |", "|---|---|---|"]
-    for phase, rules in PHASE_TABLE.items():
-        if not rules:
-            rows.append(f"| {phase.value} | (none: commands only) | — |")
-        rows.extend(f"| {phase.value} | `{kind.value}` | {meaning} |" for kind, meaning in rules.items())
-    return "\n".join(rows)
 
 
 class _Linger(Enum):
@@ -585,9 +539,5 @@ __all__ = [
     "AGENT_STREAM_BROKEN",
     "AGENT_UNREACHABLE",
     "CANCEL_GRACE_S",
-    "PHASE_TABLE",
-    "RelayInput",
-    "RelayPhase",
     "RelayTurn",
-    "phase_table_markdown",
 ]
