@@ -93,6 +93,8 @@ FUNCTIONS: tuple[GatewayFunction, ...] = (
 )
 """The gateway's functions, in deployment order."""
 
+AUTHORIZER = "authorizer"
+"""The ``$connect`` route's request authorizer (not a route of its own)."""
 RELAY = "relay"
 """The function ``sendMessage`` invokes asynchronously (its name is ``RELAY_FUNCTION_NAME``)."""
 
@@ -112,6 +114,7 @@ def action_routes() -> dict[str, str]:
 
 
 __all__ = [
+    "AUTHORIZER",
     "CONNECT_ROUTE",
     "DEFAULT_ROUTE",
     "DISCONNECT_ROUTE",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from relay_functions import manifest
 from relay_local.gateway.websocket_api import Handler, RouteHandlers
@@ -20,40 +20,44 @@ HANDLER_PACKAGE = manifest.HANDLER_PACKAGE
 
 @dataclass(frozen=True)
 class GatewayFunctions:
-    """One handler per function of the gateway (field name = module name in ``relay_functions.gateway``; the
-    fields are :data:`relay_functions.manifest.FUNCTIONS`' names, a test keeps them equal)."""
+    """One handler per function of :data:`relay_functions.manifest.FUNCTIONS`, keyed by the function's name (its
+    module in ``relay_functions.gateway``). Built from the manifest, so a new client action needs nothing here."""
 
-    authorizer: Handler
-    connect: Handler
-    disconnect: Handler
-    default: Handler
-    send_message: Handler
-    cancel: Handler
-    resume: Handler
-    relay: Handler
+    handlers: Mapping[str, Handler]
+
+    def __post_init__(self) -> None:
+        declared = set(manifest.by_name())
+        if set(self.handlers) != declared:
+            missing = sorted(declared - set(self.handlers))
+            unknown = sorted(set(self.handlers) - declared)
+            raise ValueError(
+                f"GatewayFunctions needs one handler per function of relay_functions.manifest: missing {missing}, "
+                f"not in the manifest {unknown}"
+            )
 
     def function_names(self) -> dict[str, str]:
-        """Field name → the function's name (``kokoro-relay-send-message``, ...)."""
-        return {f.name: FUNCTION_NAME_PREFIX + f.name.replace("_", "-") for f in fields(self)}
+        """Function (module) name → the deployed function's name (``kokoro-relay-send-message``, ...)."""
+        return {f.name: f.function_name for f in manifest.FUNCTIONS}
 
     def by_function_name(self) -> dict[str, Handler]:
         """Function name → handler, for the Lambda Invoke endpoint."""
-        return {name: getattr(self, field) for field, name in self.function_names().items()}
+        return {name: self.handlers[module] for module, name in self.function_names().items()}
 
-    def route_handlers(self, route_keys: Mapping[str, str] | None = None) -> RouteHandlers:
-        """The WebSocket API's wiring: every route of the manifest; ``route_keys`` (action → field) overrides."""
-        names = self.function_names()
-        wiring = {route: function.name for route, function in manifest.routes().items()}
-        wiring.update(route_keys or {})
+    def route_handlers(self) -> RouteHandlers:
+        """The WebSocket API's wiring: every route of the manifest to its function's handler."""
+        routes = manifest.routes()
         return RouteHandlers(
-            authorizer=self.authorizer,
-            routes={route: getattr(self, field) for route, field in wiring.items()},
-            function_names={"authorizer": names["authorizer"], **{r: names[f] for r, f in wiring.items()}},
+            authorizer=self.handlers[manifest.AUTHORIZER],
+            routes={route: self.handlers[f.name] for route, f in routes.items()},
+            function_names={
+                "authorizer": manifest.by_name()[manifest.AUTHORIZER].function_name,
+                **{route: f.function_name for route, f in routes.items()},
+            },
         )
 
     @property
     def relay_function_name(self) -> str:
-        return self.function_names()["relay"]
+        return manifest.by_name()[manifest.RELAY].function_name
 
 
 class GatewayFunctionsMissingError(ImportError):
@@ -87,7 +91,7 @@ def load_gateway_functions() -> GatewayFunctions:
                 "relay-functions (uv sync --all-packages) or pass handlers= to RelayStack"
             ) from exc
         handlers[f.name] = module.handler
-    return GatewayFunctions(**handlers)
+    return GatewayFunctions(handlers)
 
 
 __all__ = [

@@ -57,7 +57,6 @@ WEB_USER = "web-user"
 REPO_WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 """``web/`` of a source checkout (the stack serves it when it exists)."""
 
-ROUTE_FIELDS: Mapping[str, str] = manifest.action_routes()
 """Client action (route key) → the gateway function serving it (from ``relay_functions.manifest``)."""
 
 Progress = Callable[[str], None]
@@ -199,7 +198,7 @@ class RelayStack:
         self._set_env()
         reset_function_state()
         functions = self._handlers or load_gateway_functions()
-        self.gateway.handlers = functions.route_handlers(ROUTE_FIELDS)
+        self.gateway.handlers = functions.route_handlers()
         self.lambdas.functions.update(functions.by_function_name())
         self._progress("starting the API Gateway WebSocket API, @connections, Lambda and AgentCore endpoints ...")
         aws.start()
@@ -217,8 +216,7 @@ class RelayStack:
 
     def function_environment(self) -> dict[str, str]:
         """The environment the gateway functions run with (the common brief's variables, local endpoints)."""
-        functions = self._handlers
-        relay_name = functions.relay_function_name if functions else "kokoro-relay-relay"
+        relay_name = manifest.by_name()[manifest.RELAY].function_name
         assert self._issuer is not None
         env = {
             "CONNECTIONS_TABLE": CONNECTIONS_TABLE,
@@ -282,4 +280,4 @@ class RelayStack:
         self.stop()
 
 
-__all__ = ["AGENT_RUNTIME_ARN", "CONNECTIONS_TABLE", "ROUTE_FIELDS", "TURNS_TABLE", "RelayStack"]
+__all__ = ["AGENT_RUNTIME_ARN", "CONNECTIONS_TABLE", "TURNS_TABLE", "RelayStack"]

@@ -3,16 +3,16 @@ and the local stack's wiring all agree with it."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import inspect
 from pathlib import Path
 
+import pytest
+
 from relay_core.client.messages import ClientAction
 from relay_functions import manifest
 from relay_functions.gateway import default, settings
-from relay_local.gateway_functions import GatewayFunctions
-from relay_local.relay_stack import ROUTE_FIELDS
+from relay_local.gateway_functions import GatewayFunctions, load_gateway_functions
 
 
 def test_every_declared_function_has_its_handler() -> None:
@@ -34,5 +34,18 @@ def test_declared_settings_are_the_ones_the_settings_module_reads() -> None:
 
 
 def test_the_local_stack_wires_the_manifest() -> None:
-    assert [f.name for f in dataclasses.fields(GatewayFunctions)] == [f.name for f in manifest.FUNCTIONS]
-    assert dict(ROUTE_FIELDS) == manifest.action_routes()
+    functions = load_gateway_functions()
+    wiring = functions.route_handlers()
+    assert set(wiring.routes) == set(manifest.routes())  # every route, $-routes and client actions
+    for route, function in manifest.routes().items():
+        assert wiring.routes[route] is functions.handlers[function.name]
+        assert wiring.function_names[route] == function.function_name
+    assert wiring.authorizer is functions.handlers[manifest.AUTHORIZER]
+    assert set(functions.by_function_name()) == {f.function_name for f in manifest.FUNCTIONS}
+
+
+def test_the_local_stack_refuses_handlers_that_do_not_match_the_manifest() -> None:
+    handlers = dict(load_gateway_functions().handlers)
+    handlers["shout"] = handlers.pop("cancel")
+    with pytest.raises(ValueError, match=r"missing \['cancel'\], not in the manifest \['shout'\]"):
+        GatewayFunctions(handlers)
