@@ -31,9 +31,9 @@ from kokoro_server.app import create_app
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_local.servers import BackgroundServer
 from relay_local.stack import TTS_WS_PATH, wait_until_ready
-from voice_agent.transport.base import TtsConnection, TtsTransport
-from voice_agent.transport.sagemaker import SageMakerTransport
-from voice_agent.transport.ws import WsTransport
+from relay_transport.base import TtsConnection, TtsTransport
+from relay_transport.sagemaker import SageMakerTransport
+from relay_transport.ws import WsTransport
 
 _ids = itertools.count()
 

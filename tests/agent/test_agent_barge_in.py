@@ -14,9 +14,9 @@ import pytest
 
 from relay_core.agent.events import AgentCancel, AgentEnd, AgentEvent, AgentPayload, parse_event
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
+from relay_transport.ws import WsTransport
 from voice_agent.app import VoiceAgentService
 from voice_agent.config import AgentConfig
-from voice_agent.transport.ws import WsTransport
 
 pytestmark = pytest.mark.slow
 

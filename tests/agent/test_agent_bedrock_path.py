@@ -26,9 +26,9 @@ from relay_core.agent.events import (
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
 from relay_local.bedrock import ECHO_MODEL_ID, SMOLLM2_MODEL_ID
 from relay_local.bedrock.runtime import THROTTLING_MESSAGE
+from relay_transport.ws import WsTransport
 from voice_agent.app import VoiceAgentService
 from voice_agent.config import AgentConfig, ModelKind
-from voice_agent.transport.ws import WsTransport
 
 pytestmark = pytest.mark.slow
 

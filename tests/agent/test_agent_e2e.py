@@ -31,11 +31,11 @@ from relay_core.agent.events import (
 from relay_core.audio import b64decode, pcm_duration_s
 from relay_local.agent_client import cancel_turn, collect_turn, decode_sse_events, stream_turn
 from relay_local.servers import BackgroundServer
+from relay_transport.base import TtsConnection, TtsTransport
+from relay_transport.errors import TtsConnectionClosed
+from relay_transport.ws import WsTransport
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
-from voice_agent.errors import TtsConnectionClosed
-from voice_agent.transport.base import TtsConnection, TtsTransport
-from voice_agent.transport.ws import WsTransport
 
 pytestmark = pytest.mark.slow
 

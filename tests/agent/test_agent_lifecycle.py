@@ -35,11 +35,11 @@ from relay_core.agent.events import (
 from relay_core.sse import SseDecoder
 from relay_local.agent_client import collect_turn, stream_turn
 from relay_local.servers import BackgroundServer
+from relay_transport.base import TtsConnection, TtsTransport
+from relay_transport.errors import TtsConnectionClosed, TtsUnavailableError
+from relay_transport.ws import WsTransport
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
-from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
-from voice_agent.transport.base import TtsConnection, TtsTransport
-from voice_agent.transport.ws import WsTransport
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
 
 pytestmark = pytest.mark.slow

@@ -3,7 +3,7 @@ the local SageMaker front end to the real TTS container (real int8 model).
 
 ``test_agent_e2e.py`` runs its cases on the ``ws`` transport. This module runs *the same case functions* (loaded
 from that file, every ``test_*`` in it, so a case added there runs here too) with a ``make_agent`` fixture whose
-transport is :class:`~voice_agent.transport.sagemaker.SageMakerTransport`, configured only through the environment
+transport is :class:`~relay_transport.sagemaker.SageMakerTransport`, configured only through the environment
 a deployed agent would have (``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2``, ``SSL_CERT_FILE``, credentials,
 region). The front end checks every SigV4 signature. Then the cases only this transport has: how SageMaker's
 refusals and stream errors reach the agent's turn.
@@ -28,10 +28,10 @@ from relay_core.agent.events import AgentEnd, AgentFailed, AgentPayload, AudioCh
 from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_local.servers import BackgroundServer
+from relay_transport.errors import TtsStreamError, TtsUnavailableError
+from relay_transport.sagemaker import SageMakerTransport
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
-from voice_agent.errors import TtsStreamError, TtsUnavailableError
-from voice_agent.transport.sagemaker import SageMakerTransport
 
 pytestmark = pytest.mark.slow
 

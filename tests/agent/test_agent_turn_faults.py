@@ -8,10 +8,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from relay_core.agent.events import AgentEvent, AgentFailed, AgentStart, TextDelta
+from relay_transport.errors import TtsUnavailableError
+from relay_transport.ws import WsTransport
 from voice_agent.config import AgentConfig, ModelKind, TransportKind
-from voice_agent.errors import ConfigError, TtsUnavailableError
-from voice_agent.transport.factory import make_transport
-from voice_agent.transport.ws import WsTransport
+from voice_agent.errors import ConfigError
+from voice_agent.transport_choice import make_transport
 from voice_agent.turn import TurnRequest, TurnSettings, run_turn
 
 CLOSED_PORT_URL = "ws://127.0.0.1:9/invocations-bidirectional-stream"

@@ -17,9 +17,9 @@ import pytest
 
 from relay_core.agent.events import AgentEnd, AgentErrorCode, AgentEvent, AgentFailed, AudioChunk, TextDelta
 from relay_core.audio import b64decode
-from voice_agent.errors import TtsConnectionClosed
-from voice_agent.transport.base import TtsConnection, TtsTransport
-from voice_agent.transport.ws import WsTransport
+from relay_transport.base import TtsConnection, TtsTransport
+from relay_transport.errors import TtsConnectionClosed
+from relay_transport.ws import WsTransport
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
 
 pytestmark = pytest.mark.slow

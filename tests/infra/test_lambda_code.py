@@ -10,16 +10,17 @@ from relay_infra.config import LambdaBundling
 from relay_infra.lambda_code import (
     GATEWAY_BUNDLE,
     OPS_BUNDLE,
-    SMOKE_TEST_DISTRIBUTIONS,
     BundlingError,
     bundle_requirements,
     check_no_model_runtimes,
     copy_sources,
     distribution_name,
     requirements_of,
-    smoke_test_requirements,
     source_hash,
 )
+
+SDK = {"aws-sdk-sagemaker-runtime-http2", "awscrt", "smithy-core", "smithy-http", "smithy-aws-core"}
+"""The SageMaker bidirectional SDK and its runtime: the smoke test needs them, a route handler never does."""
 
 
 def test_locked_requirements_hold_powertools_and_no_model_runtime() -> None:
@@ -31,10 +32,15 @@ def test_locked_requirements_hold_powertools_and_no_model_runtime() -> None:
     check_no_model_runtimes(requirements)
 
 
-def test_smoke_test_transport_is_pinned_by_the_lock_without_model_runtimes() -> None:
-    requirements = smoke_test_requirements()
+def test_the_ops_bundle_installs_the_transports_whole_locked_closure() -> None:
+    requirements = requirements_of(OPS_BUNDLE)
     assert all("==" in line for line in requirements)
-    assert {distribution_name(line) for line in requirements} == SMOKE_TEST_DISTRIBUTIONS
+    names = {distribution_name(line) for line in requirements}
+    transport_closure = {distribution_name(line) for line in bundle_requirements(package="relay-transport")}
+    assert transport_closure <= names
+    # Dependencies of the SDK's dependencies (smithy-aws-core → aws-sdk-signers, smithy-json → ijson): a hand-made
+    # list of the SDK's packages once left them out, and `pip install --no-deps` would not have noticed.
+    assert SDK | {"aws-sdk-signers", "ijson"} <= names
     check_no_model_runtimes(requirements)
 
 
@@ -47,24 +53,24 @@ def test_the_ops_bundle_has_the_smoke_transport_and_the_lock(tmp_path: Path) -> 
     copy_sources(tmp_path, OPS_BUNDLE)
     assert (tmp_path / "relay_core" / "client" / "framing.py").is_file()
     assert (tmp_path / "relay_functions" / "ops" / "smoke_kokoro.py").is_file()
-    assert (tmp_path / "voice_agent" / "transport" / "sagemaker.py").is_file()  # the smoke test's transport
+    assert (tmp_path / "relay_transport" / "sagemaker.py").is_file()  # the smoke test's transport
+    assert not (tmp_path / "voice_agent").exists()  # the agent itself is not needed
     assert (tmp_path / "uv.lock").is_file()  # the dependency audit's inventory
     assert not list(tmp_path.rglob("__pycache__"))
-    assert {distribution_name(r) for r in requirements_of(OPS_BUNDLE)} >= SMOKE_TEST_DISTRIBUTIONS
 
 
 def test_the_gateway_bundle_carries_no_smoke_test_packages(tmp_path: Path) -> None:
     copy_sources(tmp_path, GATEWAY_BUNDLE)
     assert (tmp_path / "relay_functions" / "gateway" / "relay.py").is_file()
-    assert not (tmp_path / "voice_agent").exists()
+    assert not (tmp_path / "relay_transport").exists()
     assert not (tmp_path / "uv.lock").exists()
     names = {distribution_name(r) for r in requirements_of(GATEWAY_BUNDLE)}
     assert "aws-lambda-powertools" in names
-    assert not names & SMOKE_TEST_DISTRIBUTIONS
+    assert not names & SDK
 
 
 def test_asset_hash_changes_with_the_mode_the_bundle_and_its_sources(tmp_path: Path) -> None:
-    for tree in ("core/src/relay_core", "functions/src/relay_functions", "containers/agent/src/voice_agent"):
+    for tree in ("core/src/relay_core", "functions/src/relay_functions", "transport/src/relay_transport"):
         (tmp_path / tree).mkdir(parents=True)
         (tmp_path / tree / "__init__.py").write_text("")
     (tmp_path / "uv.lock").write_text("lock")
@@ -72,8 +78,8 @@ def test_asset_hash_changes_with_the_mode_the_bundle_and_its_sources(tmp_path: P
     assert full != source_hash(LambdaBundling.SOURCES, GATEWAY_BUNDLE, tmp_path)
     ops = source_hash(LambdaBundling.FULL, OPS_BUNDLE, tmp_path)
     assert full != ops
-    (tmp_path / "containers/agent/src/voice_agent/transport.py").write_text("x = 1")
-    assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) == full  # the agent is not in the gateway
+    (tmp_path / "transport/src/relay_transport/ws.py").write_text("x = 1")
+    assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) == full  # the transports are not in the gateway
     assert source_hash(LambdaBundling.FULL, OPS_BUNDLE, tmp_path) != ops
     (tmp_path / "functions/src/relay_functions/handler.py").write_text("x = 1")
     assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) != full

@@ -2,16 +2,17 @@
 
 :func:`functions_code` gives one ``lambda.Code`` per :class:`FunctionBundle`: :data:`GATEWAY_BUNDLE` (relay_core,
 relay_functions and their locked dependencies: what the route handlers and the relay run) and :data:`OPS_BUNDLE`
-(the same plus the smoke test's SageMaker bidirectional transport, its CRT and smithy runtime, and uv.lock for the
-dependency audit). A route handler never carries the smoke test's packages, and an edit to the agent's transport
-never redeploys the gateway. Its bundler runs on
-this machine (CDK's local bundling), in one of two modes (:class:`relay_infra.config.LambdaBundling`):
+(the same plus relay-functions' ``smoke`` extra: the TTS transports of ``relay_transport`` that the smoke test's
+Kokoro check uses, with the SageMaker SDK, its CRT and smithy runtime; and uv.lock for the dependency audit). A route
+handler never carries the smoke test's packages, and an edit to the transports never redeploys the gateway. Its
+bundler runs on this machine (CDK's local bundling), in one of two modes (:class:`relay_infra.config.LambdaBundling`):
 
-- ``full`` (``make synth`` / ``make deploy``): ``uv export --package relay-functions --frozen`` lists the
-  functions' locked third-party dependencies; ``uv pip install --target`` installs them for Lambda's platform
-  (manylinux2014 aarch64, CPython 3.12, wheels only); the relay_core and relay_functions sources are copied
-  beside them. The bundle is refused if torch or onnxruntime would be in it.
-- ``sources``: only the two source trees (fast, offline; for template tests; not deployable).
+- ``full`` (``make synth`` / ``make deploy``): ``uv export --package relay-functions [--extra smoke] --frozen``
+  lists the bundle's locked third-party dependencies, the whole closure as the lock resolves it; ``uv pip install
+  --target`` installs them for Lambda's platform (manylinux2014 aarch64, CPython 3.12, wheels only); the workspace
+  members' sources (relay_core, relay_functions, and relay_transport for ops) are copied beside them. The bundle is
+  refused if torch or onnxruntime would be in it.
+- ``sources``: only the source trees (fast, offline; for template tests; not deployable).
 
 The asset hash covers the mode, uv.lock and every source file, so an unchanged tree reuses the staged asset.
 """
@@ -34,11 +35,12 @@ from relay_infra.config import LambdaBundling
 from relay_infra.paths import REPO_ROOT
 
 FUNCTIONS_PACKAGE = "relay-functions"
-AGENT_PACKAGE = "voice-agent"
+SMOKE_EXTRA = "smoke"
+"""relay-functions' optional dependencies for the ops smoke test: relay-transport (and through it the SageMaker SDK)."""
 FUNCTION_SOURCES = (Path("core/src/relay_core"), Path("functions/src/relay_functions"))
-AGENT_TRANSPORT_SOURCES = (Path("containers/agent/src/voice_agent"),)
-"""voice_agent is in the ops bundle for its SageMaker bidirectional transport, which the smoke test's Kokoro check
-reuses (docs/operations.md); importing ``voice_agent.transport`` pulls no Strands and no model runtime."""
+TRANSPORT_SOURCES = (Path("transport/src/relay_transport"),)
+"""The workspace member the ``smoke`` extra names, copied as sources like the others (docs/operations.md); it pulls
+no Strands and no model runtime."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,27 +49,14 @@ class FunctionBundle:
 
     name: str
     source_trees: tuple[Path, ...]
-    smoke_transport: bool
-    """Install the SageMaker bidirectional SDK's closure (:data:`SMOKE_TEST_DISTRIBUTIONS`)."""
+    extras: tuple[str, ...]
+    """relay-functions' optional dependency groups the bundle installs with their whole locked closure."""
     lock_file: bool
     """Ship uv.lock at :data:`BUNDLED_LOCK_PATH` (the dependency audit's inventory)."""
 
 
-GATEWAY_BUNDLE = FunctionBundle("gateway", FUNCTION_SOURCES, smoke_transport=False, lock_file=False)
-OPS_BUNDLE = FunctionBundle("ops", (*FUNCTION_SOURCES, *AGENT_TRANSPORT_SOURCES), smoke_transport=True, lock_file=True)
-SMOKE_TEST_DISTRIBUTIONS = frozenset(
-    {
-        "aws-sdk-sagemaker-runtime-http2",
-        "awscrt",
-        "smithy-aws-core",
-        "smithy-aws-event-stream",
-        "smithy-core",
-        "smithy-http",
-        "smithy-json",
-    }
-)
-"""The SageMaker bidirectional SDK with its ``awscrt`` extra and its smithy runtime (its whole dependency closure
-in uv.lock): installed beside the functions' own dependencies at the versions the agent's lock pins."""
+GATEWAY_BUNDLE = FunctionBundle("gateway", FUNCTION_SOURCES, extras=(), lock_file=False)
+OPS_BUNDLE = FunctionBundle("ops", (*FUNCTION_SOURCES, *TRANSPORT_SOURCES), extras=(SMOKE_EXTRA,), lock_file=True)
 FORBIDDEN_DISTRIBUTIONS = frozenset({"torch", "onnxruntime", "onnxruntime-gpu", "kokoro"})
 """Never in a function package: the model runtimes belong to the containers only."""
 BUNDLED_LOCK_PATH = "/var/task/uv.lock"
@@ -84,13 +73,17 @@ def _uv() -> list[str]:
     return [found] if found else [sys.executable, "-m", "uv"]
 
 
-def bundle_requirements(repo_root: Path = REPO_ROOT, package: str = FUNCTIONS_PACKAGE) -> list[str]:
-    """A package's locked third-party requirements (``name==version[; marker]``), workspace members left out."""
+def bundle_requirements(
+    repo_root: Path = REPO_ROOT, package: str = FUNCTIONS_PACKAGE, extras: tuple[str, ...] = ()
+) -> list[str]:
+    """A package's locked third-party requirements (``name==version[; marker]``) with ``extras``, the whole closure
+    as uv.lock resolves it, workspace members left out."""
     command = [
         *_uv(),
         "export",
         "--package",
         package,
+        *(arg for extra in extras for arg in ("--extra", extra)),
         "--no-hashes",
         "--frozen",
         "--no-dev",
@@ -134,21 +127,9 @@ def copy_sources(output_dir: Path, bundle: FunctionBundle, repo_root: Path = REP
         )
 
 
-def smoke_test_requirements(repo_root: Path = REPO_ROOT) -> list[str]:
-    """The locked requirements of the smoke test's SageMaker transport: the agent's pins of its SDK's closure."""
-    wanted = {distribution_name(name) for name in SMOKE_TEST_DISTRIBUTIONS}
-    pinned = [r for r in bundle_requirements(repo_root, AGENT_PACKAGE) if distribution_name(r) in wanted]
-    if not wanted <= {distribution_name(r) for r in pinned}:
-        raise BundlingError(f"{', '.join(sorted(wanted))} is not in the voice-agent lock: run `make setup`")
-    return pinned
-
-
 def requirements_of(bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> list[str]:
     """The locked third-party requirements a bundle installs (refused if a model runtime is among them)."""
-    requirements = bundle_requirements(repo_root)
-    if bundle.smoke_transport:
-        names = {distribution_name(r) for r in requirements}
-        requirements += [r for r in smoke_test_requirements(repo_root) if distribution_name(r) not in names]
+    requirements = bundle_requirements(repo_root, FUNCTIONS_PACKAGE, bundle.extras)
     check_no_model_runtimes(requirements)
     return requirements
 

@@ -14,6 +14,7 @@ WORKSPACE_MANIFESTS = (
     "uv.lock",
     ".python-version",
     "core/pyproject.toml",
+    "transport/pyproject.toml",
     "containers/kokoro/pyproject.toml",
     "containers/agent/pyproject.toml",
     "local/pyproject.toml",
@@ -24,8 +25,8 @@ WORKSPACE_MANIFESTS = (
 pyproject.toml (``uv sync --frozen --package X`` refuses a workspace with a member missing)."""
 KOKORO_IMAGE_SOURCES = ("core", "containers/kokoro")
 """The members the Kokoro images install (relay-core and kokoro-server), copied whole."""
-AGENT_IMAGE_SOURCES = ("core", "containers/agent")
-"""The members the agent image installs (relay-core and voice-agent), copied whole."""
+AGENT_IMAGE_SOURCES = ("core", "transport", "containers/agent")
+"""The members the agent image installs (relay-core, relay-transport and voice-agent), copied whole."""
 _NEVER_IN_CONTEXT = ("**/__pycache__", "**/.venv", "**/node_modules", "**/*.pyc", "**/.mypy_cache", "**/.pytest_cache")
 
 

@@ -27,7 +27,7 @@ from voice_agent.config import AgentConfig, ModelKind
 if TYPE_CHECKING:
     from relay_local.bedrock.standin import BedrockStandIn
     from relay_local.sagemaker_frontend import SageMakerFrontEnd
-    from voice_agent.transport.base import TtsTransport
+    from relay_transport.base import TtsTransport
 
 TTS_WS_PATH = SESSION_PATH
 MODEL_LOAD_TIMEOUT_S = 180.0
@@ -132,7 +132,7 @@ class VoiceStack:
 
         from relay_local.sagemaker_frontend import SageMakerFrontEnd  # noqa: PLC0415 - HTTP/2 SDK only when asked
         from relay_local.sagemaker_frontend.client import local_ca_client_factory  # noqa: PLC0415
-        from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415
+        from relay_transport.sagemaker import SageMakerTransport  # noqa: PLC0415
 
         self._frontend = SageMakerFrontEnd(self.tts_url).start()
         credentials = self._frontend.credentials

@@ -44,13 +44,13 @@ from relay_core.agent.events import (
 )
 from relay_core.errors import ProtocolError
 from relay_core.fields import JsonObject
+from relay_transport.base import TtsTransport
 from voice_agent.config import AgentConfig
 from voice_agent.conversations import ConversationBusyError, Conversations, DuplicateTurnError
 from voice_agent.models import make_model
 from voice_agent.strands_source import StrandsTextSource
 from voice_agent.streaming import EventStreamResponse
-from voice_agent.transport.base import TtsTransport
-from voice_agent.transport.factory import make_transport
+from voice_agent.transport_choice import make_transport
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
 from voice_agent.voice_check import UnknownVoiceError, VoiceCheck
 

@@ -1,6 +1,6 @@
 """One turn's TTS session, with the agent's recovery rule: at most one reconnect per turn.
 
-:class:`TtsLink` wraps a :class:`~voice_agent.transport.base.TtsConnection` and the sans-I/O
+:class:`TtsLink` wraps a :class:`~relay_transport.base.TtsConnection` and the sans-I/O
 :class:`relay_core.tts.client.TtsClientSession`. The turn calls :meth:`TtsLink.speak` for each sentence the
 moment it exists (it never waits for audio), :meth:`TtsLink.finish` when the reply is complete, and reads
 :meth:`TtsLink.events` concurrently. The link remembers every sentence whose request has not ended; when
@@ -33,8 +33,9 @@ from relay_core.errors import ProtocolError
 from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import Synthesize, TtsFailed
 from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
-from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
-from voice_agent.transport.base import TtsConnection, TtsTransport
+from relay_transport.base import TtsConnection, TtsTransport
+from relay_transport.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
+from voice_agent.errors import VoiceAgentError
 
 logger = logging.getLogger(__name__)
 

@@ -45,7 +45,7 @@ from relay_core.agent.events import AgentEvent, TurnMode
 from relay_core.agent.turn import AgentTurn
 from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
 from relay_core.word_timings import WordTiming, WordTimings, heard_prefix, interrupted
-from voice_agent.transport.base import TtsTransport
+from relay_transport.base import TtsTransport
 from voice_agent.tts_link import LinkAudio, TtsLink, TtsLinkError
 
 logger = logging.getLogger(__name__)

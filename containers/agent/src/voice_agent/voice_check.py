@@ -17,8 +17,9 @@ from collections import OrderedDict
 from relay_core.errors import ProtocolError
 from relay_core.tts.client import RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import Synthesize, TtsErrorCode, TtsFailed
-from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError, VoiceAgentError
-from voice_agent.transport.base import TtsTransport
+from relay_transport.base import TtsTransport
+from relay_transport.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
+from voice_agent.errors import VoiceAgentError
 
 logger = logging.getLogger(__name__)
 

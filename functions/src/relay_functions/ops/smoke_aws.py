@@ -1,11 +1,11 @@
-"""Smoke-test transports in AWS: the SageMaker bidirectional stream (the voice agent's own transport, so there is
-one implementation of it) and ``invoke_endpoint_with_response_stream`` for ``POST /invocations``.
+"""Smoke-test transports in AWS: the SageMaker bidirectional stream (``relay_transport.sagemaker``, the voice agent's
+own transport, so there is one implementation of it) and ``invoke_endpoint_with_response_stream`` for
+``POST /invocations``.
 
-The voice agent's transport needs ``aws-sdk-sagemaker-runtime-http2[awscrt]`` and the ``voice_agent`` sources
-(``voice_agent.transport`` imports only ``voice_agent.errors`` besides the SDK: no Strands, no torch); the
-``smoke_kokoro`` function must be bundled with them (docs/operations.md). The SDK marks each message ``UTF8``;
-SageMaker hands it to the container as a WebSocket frame of its choosing (binary, per the reference), which the
-local check reproduces by sending binary frames itself.
+The transport is relay-functions' ``smoke`` extra: ``relay_transport`` with ``aws-sdk-sagemaker-runtime-http2[awscrt]``
+(no Strands, no torch); the ops bundle carries it, the gateway bundle does not (docs/operations.md). The SDK marks
+each message ``UTF8``; SageMaker hands it to the container as a WebSocket frame of its choosing (binary, per the
+reference), which the local check reproduces by sending binary frames itself.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedE
 
 
 class SageMakerSession:
-    """:class:`~relay_functions.ops.smoke_transport.SessionConnection` over the voice agent's SageMaker transport."""
+    """:class:`~relay_functions.ops.smoke_transport.SessionConnection` over relay_transport's SageMaker transport."""
 
     def __init__(self, connection: Any) -> None:
         self._connection = connection
 
     async def send_binary(self, frame: bytes) -> None:
-        from voice_agent.errors import TtsConnectionClosed  # noqa: PLC0415
+        from relay_transport.errors import TtsConnectionClosed  # noqa: PLC0415
 
         try:
             await self._connection.send(frame.decode("utf-8"))
@@ -36,7 +36,7 @@ class SageMakerSession:
             raise SessionClosedError(str(exc), clean=exc.clean) from exc
 
     async def receive(self) -> str | bytes:
-        from voice_agent.errors import TtsConnectionClosed, TtsStreamError  # noqa: PLC0415
+        from relay_transport.errors import TtsConnectionClosed, TtsStreamError  # noqa: PLC0415
 
         try:
             frame: str | bytes = await self._connection.receive()
@@ -53,12 +53,11 @@ class SageMakerSession:
 def sagemaker_session(endpoint: str) -> Callable[[], Awaitable[SessionConnection]]:
     async def open_session() -> SessionConnection:
         try:
-            from voice_agent.transport.sagemaker import SageMakerTransport  # noqa: PLC0415 - heavy SDK, AWS only
+            from relay_transport.sagemaker import SageMakerTransport  # noqa: PLC0415 - heavy SDK, AWS only
         except ImportError as exc:
             raise SmokeCheckError(
-                f"this function was bundled without the SageMaker bidirectional transport ({exc}): bundle "
-                "aws-sdk-sagemaker-runtime-http2[awscrt] and the voice_agent sources with smoke_kokoro "
-                "(docs/operations.md)"
+                f"this function was bundled without the SageMaker bidirectional transport ({exc}): deploy "
+                "smoke_kokoro with the ops bundle, which installs relay-functions[smoke] (docs/operations.md)"
             ) from exc
 
         region = os.environ.get("AWS_REGION") or boto3.session.Session().region_name or "us-east-1"

@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
 from relay_core.agent.defaults import TTS_CLOSE_TIMEOUT_S, TTS_CONNECT_TIMEOUT_S
-from voice_agent.errors import TtsConnectionClosed, TtsUnavailableError
+from relay_transport.errors import TtsConnectionClosed, TtsUnavailableError
 
 logger = logging.getLogger(__name__)
 

@@ -35,14 +35,14 @@ from smithy_http.aio.crt import AWSCRTHTTPClient
 
 from relay_core.tts.client import AudioReceived, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import Synthesize
-from voice_agent.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
-from voice_agent.transport.sagemaker import (
+from relay_transport.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
+from relay_transport.sagemaker import (
     ENDPOINT_URL_ENV,
     OpenedStream,
     SageMakerTransport,
     SdkStreamOpener,
 )
-from voice_agent.transport.sagemaker_events import FrameAssembler
+from relay_transport.sagemaker_events import FrameAssembler
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from botocore.credentials import Credentials, ReadOnlyCredentials
 from botocore.exceptions import BotoCoreError
 from smithy_aws_core.identity import AWSCredentialsIdentity, AWSIdentityProperties
 
-from voice_agent.errors import TtsUnavailableError
+from relay_transport.errors import TtsUnavailableError
 
 
 class BotoCredentialsResolver:
@@ -25,7 +25,7 @@ class BotoCredentialsResolver:
     Each :meth:`get_identity` asks boto3 for frozen credentials in a worker thread (a refresh may call STS or
     the instance metadata service, which must not block the event loop), so refreshable credentials stay
     fresh for as long as a stream lives: the SDK asks for an identity for every event it signs.
-    Raises :class:`~voice_agent.errors.TtsUnavailableError` when boto3 finds no credentials.
+    Raises :class:`~relay_transport.errors.TtsUnavailableError` when boto3 finds no credentials.
 
     The SDK deep-copies its configuration per client; the resolver is shared, not copied, by those copies
     (it holds no per-call state, and a boto3 session cannot be deep-copied)."""

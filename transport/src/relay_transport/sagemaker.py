@@ -4,7 +4,7 @@
 request to the runtime host on port 8443; SageMaker connects it to the container's WebSocket
 (``/invocations-bidirectional-stream``). Each JSON message goes out as a ``PayloadPart`` event; each response
 ``PayloadPart`` is one server frame (``UTF8`` = JSON control message, otherwise PCM). See
-:mod:`voice_agent.transport.sagemaker_events` for that mapping.
+:mod:`relay_transport.sagemaker_events` for that mapping.
 
 What this transport guarantees:
 - one SDK client (one TLS + HTTP/2 connection, multiplexed) kept across sessions and turns by
@@ -13,15 +13,15 @@ What this transport guarantees:
   share the connection; a connection that went away is replaced on the next open (one retry); the client
   belongs to the event loop that made it. The transport is ``AWSCRTHTTPClient`` (the SDK's default, aiohttp,
   has no HTTP/2);
-- credentials come from boto3 (:class:`~voice_agent.transport.sagemaker_credentials.BotoCredentialsResolver`),
+- credentials come from boto3 (:class:`~relay_transport.sagemaker_credentials.BotoCredentialsResolver`),
   so AgentCore execution roles, task and instance roles work;
 - the input stream stays open until the output is drained: the agent's ``close`` message makes the container
   finish and close its WebSocket, SageMaker then ends the response body, and only then is the input closed;
 - stream errors (``ModelStreamError``, ``InternalStreamFailure``) raise
-  :class:`~voice_agent.errors.TtsStreamError` with the stream's code; the end of the response body raises
-  :class:`~voice_agent.errors.TtsConnectionClosed` with ``clean=True``; anything that breaks the connection
+  :class:`~relay_transport.errors.TtsStreamError` with the stream's code; the end of the response body raises
+  :class:`~relay_transport.errors.TtsConnectionClosed` with ``clean=True``; anything that breaks the connection
   raises it with ``clean=False``;
-- a session that cannot be opened raises :class:`~voice_agent.errors.TtsUnavailableError` naming what to check.
+- a session that cannot be opened raises :class:`~relay_transport.errors.TtsUnavailableError` naming what to check.
 
 The SDK sits behind one narrow seam, :class:`BidiStreamOpener` (open a duplex event stream for a request); the
 real one, :class:`SdkStreamOpener`, calls the SDK. Tests replace only the network underneath.
@@ -44,9 +44,9 @@ from awscrt.exceptions import AwsCrtError
 from smithy_core.exceptions import SmithyError
 from smithy_http.aio.crt import AWSCRTHTTPClient
 
-from voice_agent.errors import ConfigError, TtsConnectionClosed, TtsStreamError, TtsUnavailableError
-from voice_agent.transport.sagemaker_credentials import BotoCredentialsResolver
-from voice_agent.transport.sagemaker_events import FrameAssembler, request_event, stream_error
+from relay_transport.errors import TransportConfigError, TtsConnectionClosed, TtsStreamError, TtsUnavailableError
+from relay_transport.sagemaker_credentials import BotoCredentialsResolver
+from relay_transport.sagemaker_events import FrameAssembler, request_event, stream_error
 
 logger = logging.getLogger(__name__)
 
@@ -374,11 +374,13 @@ class SageMakerTransport:
         environ: Mapping[str, str] = os.environ,
     ) -> None:
         if not endpoint_name:
-            raise ConfigError("the sagemaker transport needs an endpoint name (VOICE_AGENT_SAGEMAKER_ENDPOINT)")
+            raise TransportConfigError(
+                "the sagemaker transport needs an endpoint name (VOICE_AGENT_SAGEMAKER_ENDPOINT)"
+            )
         self._session = session if session is not None else boto3.Session(region_name=region)
         resolved_region = region or environ.get("AWS_REGION") or self._session.region_name
         if not resolved_region:
-            raise ConfigError(
+            raise TransportConfigError(
                 "the sagemaker transport needs an AWS region (it is also the signing region): "
                 "set AWS_REGION or AWS_DEFAULT_REGION"
             )

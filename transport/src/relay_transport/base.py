@@ -7,12 +7,12 @@ tests can wrap a transport to count sessions and inject faults.
 
 Contract:
 - :meth:`TtsConnection.send` sends one JSON message (as produced by ``relay_core.tts.client``); it raises
-  :class:`~voice_agent.errors.TtsConnectionClosed` if the stream is already gone.
+  :class:`~relay_transport.errors.TtsConnectionClosed` if the stream is already gone.
 - :meth:`TtsConnection.receive` returns the next server frame: ``str`` for a JSON control message, ``bytes``
-  for raw PCM. It raises :class:`~voice_agent.errors.TtsConnectionClosed` when the stream ends (``clean=True``
-  after a normal close) and :class:`~voice_agent.errors.TtsStreamError` for an error the stream reports.
+  for raw PCM. It raises :class:`~relay_transport.errors.TtsConnectionClosed` when the stream ends (``clean=True``
+  after a normal close) and :class:`~relay_transport.errors.TtsStreamError` for an error the stream reports.
 - :meth:`TtsConnection.aclose` releases the stream; safe to call more than once and after a drop.
-- :meth:`TtsTransport.connect` raises :class:`~voice_agent.errors.TtsUnavailableError` when no session can
+- :meth:`TtsTransport.connect` raises :class:`~relay_transport.errors.TtsUnavailableError` when no session can
   be opened.
 """
 

@@ -10,7 +10,7 @@ This module owns that mapping, on the SDK's own event classes (``aws-sdk-sagemak
 - :class:`FrameAssembler` turns response events back into frames (``str`` for JSON control messages, ``bytes``
   for PCM), joining partial parts;
 - :func:`stream_error` turns the stream's error events (``ModelStreamError``, ``InternalStreamFailure``, an
-  unmodelled event-stream error) into :class:`~voice_agent.errors.TtsStreamError` with the stream's code.
+  unmodelled event-stream error) into :class:`~relay_transport.errors.TtsStreamError` with the stream's code.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from aws_sdk_sagemaker_runtime_http2.models import (
 )
 from smithy_aws_event_stream.exceptions import UnmodeledEventError
 
-from voice_agent.errors import TtsStreamError
+from relay_transport.errors import TtsStreamError
 
 logger = logging.getLogger(__name__)
 

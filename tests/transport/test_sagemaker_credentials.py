@@ -8,9 +8,9 @@ from pathlib import Path
 import boto3
 import pytest
 
-from voice_agent.errors import ConfigError, TtsUnavailableError
-from voice_agent.transport.sagemaker import ENDPOINT_URL_ENV, SageMakerTransport
-from voice_agent.transport.sagemaker_credentials import BotoCredentialsResolver
+from relay_transport.errors import TransportConfigError, TtsUnavailableError
+from relay_transport.sagemaker import ENDPOINT_URL_ENV, SageMakerTransport
+from relay_transport.sagemaker_credentials import BotoCredentialsResolver
 
 pytestmark = pytest.mark.anyio
 
@@ -86,7 +86,7 @@ async def test_missing_credentials_fail_connect_before_any_network(clean_aws_env
 def test_region_is_required(clean_aws_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
-    with pytest.raises(ConfigError, match="AWS_REGION"):
+    with pytest.raises(TransportConfigError, match="AWS_REGION"):
         SageMakerTransport("kokoro-tts", None, session=boto3.Session())
     monkeypatch.setenv("AWS_REGION", "us-east-2")
     assert SageMakerTransport("kokoro-tts", None, session=boto3.Session()).region == "us-east-2"
