@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import platform
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from relay_functions import manifest
+from relay_functions.ops import placeholders
 from relay_infra.config import LambdaBundling
 from relay_infra.lambda_code import (
     GATEWAY_BUNDLE,
     OPS_BUNDLE,
     BundlingError,
+    FunctionBundle,
     bundle_requirements,
     check_no_model_runtimes,
     copy_sources,
     distribution_name,
+    install_dependencies,
     requirements_of,
     source_hash,
 )
@@ -83,3 +90,35 @@ def test_asset_hash_changes_with_the_mode_the_bundle_and_its_sources(tmp_path: P
     assert source_hash(LambdaBundling.FULL, OPS_BUNDLE, tmp_path) != ops
     (tmp_path / "functions/src/relay_functions/handler.py").write_text("x = 1")
     assert source_hash(LambdaBundling.FULL, GATEWAY_BUNDLE, tmp_path) != full
+
+
+OPS_HANDLERS = [handler.rpartition(".")[0] for handler in placeholders.FUNCTION_HANDLERS.values()]
+BUNDLE_HANDLERS = {
+    "gateway": ["relay_functions.gateway." + f.name for f in manifest.FUNCTIONS],
+    "ops": [*OPS_HANDLERS, "relay_transport.sagemaker"],
+}
+"""Every handler of each bundle (and, for ops, the smoke test's SageMaker transport, which its handler imports only
+when it runs)."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bundle", [GATEWAY_BUNDLE, OPS_BUNDLE], ids=lambda b: b.name)
+def test_every_handler_and_package_imports_from_the_bundle_alone(tmp_path: Path, bundle: FunctionBundle) -> None:
+    """The bundle built as for Lambda (locked wheels, ``--no-deps``, the sources), but for this machine's platform,
+    imported by an interpreter that sees nothing else (no site-packages): every handler, and every top-level package
+    in it one by one. A dependency missing from the closure (as aws-sdk-signers, ijson and aiohttp once were from
+    the ops bundle) fails here instead of in the first invocation after a deploy."""
+    install_dependencies(tmp_path, bundle, platform=f"{platform.machine()}-manylinux2014")
+    copy_sources(tmp_path, bundle)
+    packages = sorted(p.name for p in tmp_path.iterdir() if (p / "__init__.py").is_file())
+    assert {"relay_core", "relay_functions", "boto3"} <= set(packages)
+    env = {"AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "1", "PATH": "/usr/bin:/bin"}
+    failures = {}
+    for module in [*BUNDLE_HANDLERS[bundle.name], *packages]:
+        code = f"import sys; sys.path.insert(0, {str(tmp_path)!r}); import {module}"
+        result = subprocess.run(
+            [sys.executable, "-S", "-I", "-c", code], check=False, capture_output=True, text=True, env=env
+        )
+        if result.returncode != 0:
+            failures[module] = result.stderr.strip().splitlines()[-1]
+    assert failures == {}

@@ -134,8 +134,12 @@ def requirements_of(bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> list
     return requirements
 
 
-def install_dependencies(output_dir: Path, bundle: FunctionBundle, repo_root: Path = REPO_ROOT) -> None:
-    """Install the bundle's locked requirements into ``output_dir`` for Lambda's arm64 Python (wheels only)."""
+def install_dependencies(
+    output_dir: Path, bundle: FunctionBundle, repo_root: Path = REPO_ROOT, platform: str = LAMBDA_PLATFORM
+) -> None:
+    """Install the bundle's locked requirements into ``output_dir`` for Lambda's arm64 Python (wheels only), each
+    without its own dependencies (the list is already the whole closure). ``platform`` other than Lambda's is for
+    tests, which import the bundle on this machine to prove the closure complete."""
     requirements = requirements_of(bundle, repo_root)
     requirements_file = output_dir / ".requirements.txt"
     requirements_file.write_text("\n".join(requirements) + "\n", encoding="utf-8")
@@ -147,7 +151,7 @@ def install_dependencies(output_dir: Path, bundle: FunctionBundle, repo_root: Pa
         "--target",
         str(output_dir),
         "--python-platform",
-        LAMBDA_PLATFORM,
+        platform,
         "--python-version",
         LAMBDA_PYTHON,
         "--only-binary",
