@@ -1,10 +1,14 @@
 """Word timings on the container's three transports (WebSocket, ``/invocations`` SSE, captioned speech), with the
-real int8 model on loopback: opt-in, before each segment's audio, every written word in order, inside the audio."""
+real int8 model on loopback: opt-in, before each segment's audio, every written word in order, inside the audio;
+with streaming within a segment off (the default) and on (``KOKORO_STREAM_DECODER``: a segment's words then come
+in several messages, each before the audio of its words)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
@@ -30,6 +34,18 @@ pytestmark = pytest.mark.slow
 
 TEXT = "Hi there. Then 1,234 words."
 WORDS = ["Hi", "there.", "Then", "1,234", "words."]
+
+
+@pytest.fixture(scope="module", params=["whole", "streamed"])
+def tts_server(
+    request: pytest.FixtureRequest, tts_server: Any, serve_tts: Callable[..., AbstractContextManager[Any]]
+) -> Iterator[Any]:
+    """The int8 server as deployed (segments whole), then one with ``stream_decoder`` on."""
+    if request.param == "whole":
+        yield tts_server
+        return
+    with serve_tts(request.getfixturevalue("onnx_engine"), stream_decoder=True) as server:
+        yield server
 
 
 def _check_words(words: list[WordTiming], duration_s: float) -> None:

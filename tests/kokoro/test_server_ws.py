@@ -22,10 +22,16 @@ from relay_core.tts.messages import (
     TtsErrorCode,
     TtsFailed,
 )
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
 
 pytestmark = pytest.mark.slow
 
 THREE_SENTENCES = "One. Two. Three."
+STREAMED = (
+    "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport. "
+    "Your blood pressure readings from this week look stable and are all within the normal range."
+)
+"""Two long sentences: with streaming on, each segment's decoder runs in at least three chunks."""
 
 
 @dataclass
@@ -36,6 +42,8 @@ class Peer:
     client: TtsClientSession = field(default_factory=TtsClientSession)
     events: list[tuple[float, Any]] = field(default_factory=list)
     raw_control: list[dict[str, Any]] = field(default_factory=list)
+    frames: list[str | bytes] = field(default_factory=list)
+    """Every frame received, in order."""
     started: float = field(default_factory=time.perf_counter)
 
     async def synthesize(self, text: str, request_id: str, *, binary: bool = True, **fields: Any) -> None:
@@ -50,8 +58,11 @@ class Peer:
             while not done():
                 frame = await self.ws.recv()
                 now = time.perf_counter() - self.started
+                self.frames.append(frame)
                 if isinstance(frame, str):
                     self.raw_control.append(json.loads(frame))
+                    if self.raw_control[-1]["type"] == WORD_TIMINGS_TYPE:
+                        continue  # not the client session's: the agent's link takes these out first
                 for event in self.client.receive_frame(frame):
                     self.events.append((now, event))
 
@@ -138,15 +149,8 @@ def test_text_and_binary_frames_untyped_message_sequential_with_ids(tts_server: 
 
 
 def test_pcm_is_streamed_segment_by_segment(tts_server: Any) -> None:
-    async def scenario() -> tuple[Peer, float]:
-        async with connect(tts_server.ws_url, max_size=None) as ws:
-            peer = Peer(ws)
-            sent = time.perf_counter() - peer.started
-            await peer.synthesize(THREE_SENTENCES, "multi")
-            await peer.pump_until(peer.all_ended("multi"))
-            return peer, sent
-
-    peer, sent = run(scenario())
+    """Streaming within a segment off (the default): one binary frame per segment."""
+    peer, sent = run(_speak_and_time(tts_server, THREE_SENTENCES))
     ended = peer.ended("multi")
     assert ended is not None
     outcome = ended.outcome
@@ -160,6 +164,58 @@ def test_pcm_is_streamed_segment_by_segment(tts_server: Any) -> None:
     assert times[0] - sent < 0.8 * (end_time - sent)
     assert outcome.first_audio_s is not None
     assert outcome.first_audio_s < 0.8 * outcome.elapsed_s
+
+
+@pytest.mark.parametrize("timings", [False, True], ids=["plain", "timed"])
+@pytest.mark.usefixtures("tts_server")  # its parameter picks the engine
+def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
+    serve_tts: Any, request: pytest.FixtureRequest, timings: bool
+) -> None:
+    """``KOKORO_STREAM_DECODER=on``: each long segment's PCM leaves in several binary frames as the decoder's chunks
+    exist, with or without word timings; a timed request's ``word_timings`` frames each come right before a binary
+    frame, carry every written word once and in order, and never time audio already sent."""
+    engine = request.getfixturevalue(f"{request.node.callspec.params['tts_server']}_engine")
+    with serve_tts(engine, stream_decoder=True) as server:
+        peer, _ = run(_speak_and_time(server, STREAMED, timings=timings))
+    ended = peer.ended("multi")
+    assert ended is not None
+    outcome = ended.outcome
+    assert isinstance(outcome, SynthesisComplete)
+    times = peer.audio_times("multi")
+    assert len(times) >= 5  # several binary frames per segment (two here), all before synthesis_complete
+    assert outcome.segments == len(times)  # the session counts the binary frames it sent
+    assert peer.order()[-1] == ("synthesis_complete", "multi")
+    assert outcome.first_audio_s is not None
+    assert outcome.first_audio_s < 0.5 * outcome.elapsed_s
+    timed = [m for m in peer.raw_control if m["type"] == WORD_TIMINGS_TYPE]
+    if not timings:
+        assert timed == []
+        return
+    assert len(timed) > 2, "a streamed segment's words come in several messages, as its audio does"
+    words = [w for m in timed for w in parse_word_timings(m).words]
+    assert [w.word for w in words] == STREAMED.split()
+    WordTimings("check", tuple(words))  # ordered, never overlapping
+    assert words[-1].end_s <= len(peer.pcm("multi")) / (2 * limits.SAMPLE_RATE) + 1e-3
+    heard = 0
+    for frame in peer.frames:
+        if isinstance(frame, bytes):
+            heard += len(frame)
+        elif json.loads(frame)["type"] == WORD_TIMINGS_TYPE:
+            first = parse_word_timings(frame).words[0]
+            assert first.start_s >= heard / (2 * limits.SAMPLE_RATE) - 1e-3, "timings come before their audio"
+    kinds = [isinstance(f, bytes) or json.loads(f)["type"] for f in peer.frames]
+    for index, kind in enumerate(kinds):
+        if kind == WORD_TIMINGS_TYPE:
+            assert kinds[index + 1] is True, "each word_timings frame comes right before a binary frame"
+
+
+async def _speak_and_time(server: Any, text: str, *, timings: bool = False) -> tuple[Peer, float]:
+    async with connect(server.ws_url, max_size=None) as ws:
+        peer = Peer(ws)
+        sent = time.perf_counter() - peer.started
+        await peer.synthesize(text, "multi", timings=timings)
+        await peer.pump_until(peer.all_ended("multi"))
+        return peer, sent
 
 
 def test_cancel_queued_and_running_requests(tts_server: Any) -> None:

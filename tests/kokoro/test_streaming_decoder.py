@@ -15,13 +15,17 @@ import itertools
 import numpy as np
 import pytest
 
-from kokoro_server.engines import Engine
+from kokoro_server.engines import Engine, Rendered
 from kokoro_server.policy import SpeechPolicy
-from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
+from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, SilencePolicy, shape_segment
 from kokoro_server.stream_quality import log_mel_distance, seam_jumps
 from kokoro_server.stream_shaper import StreamShaper
+from kokoro_server.word_timer import WordTimer
+from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
+from relay_core import limits
+from relay_core.word_timings import WordTiming, WordTimings
 
 SEAM_STEP_RATIO = 1.25
 """A seam's step must stay within the corpus maximum (1.22) of the largest step inside the chunks."""
@@ -95,3 +99,65 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
         onnx_engine, text, voice="jf_alpha", policy=SpeechPolicy(first_fragment_words=None, stream_decoder=True)
     )
     assert b"".join(got) == reference
+
+
+def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx_engine: Engine) -> None:
+    """With timings, a streamed segment's audio still goes out in several pieces; each ``word_timings`` message
+    comes before the audio of every word it carries, the audio is the untimed stream's, and the words and times
+    are what the whole-segment computation gives on the same (streamed) audio."""
+    text = f"{TEXTS[0]} {TEXTS[1]}"
+    policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True)
+
+    async def run() -> tuple[list[WordTimings | bytes], list[ShapedInfo]]:
+        scheduler = Scheduler(workers=1, name="timed-stream", speech=policy)
+        try:
+            timer = WordTimer(onnx_engine, request_id="r")
+            speech = ScheduledSpeech(
+                timer.engine, scheduler, SchedulerSession("s"), text=text, voice="jf_alpha", speed=1.0
+            )
+            events: list[WordTimings | bytes] = []
+            async for pcm in speech.pcm_segments():
+                events.extend(timer.pending(speech))
+                events.append(pcm)
+            return events, speech.shaped
+        finally:
+            scheduler.shutdown()
+
+    events, shaped = asyncio.run(run())
+    pieces = [e for e in events if isinstance(e, bytes)]
+    messages = [e for e in events if isinstance(e, WordTimings)]
+    assert len(shaped) == 2
+    assert len(pieces) >= 5, "each segment's audio goes out in several pieces"
+    assert len(messages) > 2, "a segment's words come in several messages, as their audio does"
+    assert b"".join(pieces) == speak_offline(onnx_engine, text, voice="jf_alpha", policy=policy)
+    sent = 0
+    for event in events:
+        if isinstance(event, bytes):
+            sent += len(event)
+            continue
+        assert all(word.start_s >= sent / (2 * limits.SAMPLE_RATE) - 1e-3 for word in event.words)
+
+    reference: list[WordTiming] = []
+    offset = 0
+    for info in shaped:
+        raw = np.concatenate(list(onnx_engine.render_stream(info.segment, voice="jf_alpha", speed=1.0).chunks))
+        durations = onnx_engine.render_stream(info.segment, voice="jf_alpha", speed=1.0).durations
+        kept = len(raw) - info.cut_start_samples - info.cut_end_samples
+        placement = SegmentPlacement(
+            offset_samples=offset,
+            cut_start_samples=info.cut_start_samples,
+            pause_samples=info.pause_samples,
+            kept_samples=kept,
+        )
+        whole = segment_word_timings(
+            onnx_engine,
+            info.segment,
+            Rendered(audio=raw, durations=durations),
+            placement,
+            request_id="r",
+            sample_rate=limits.SAMPLE_RATE,
+        )
+        assert whole is not None
+        reference.extend(whole.words)
+        offset += info.pause_samples + kept
+    assert [w for m in messages for w in m.words] == reference

@@ -13,7 +13,8 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
 - with :attr:`SpeechPolicy.stream_decoder` on and an engine that streams (``render_stream``), a segment is
   rendered as several jobs instead: its front end and first decoder chunk, then one job per later chunk, each
   shaped by :class:`kokoro_server.stream_shaper.StreamShaper` (the same cuts and pause as the whole segment gets) and
-  handed over as it exists; between chunks, other sessions' jobs run by the scheduler's priority;
+  handed over as it exists (for a request with word timings, up to the end of its last word already timed:
+  :mod:`kokoro_server.word_timer`); between chunks, other sessions' jobs run by the scheduler's priority;
 - its PCM is handed over as soon as it exists. :attr:`ScheduledSpeech.shaped` records, per segment, what the silence
   policy did (samples cut at the start and the end, pause samples added), for word timings.
 
@@ -23,7 +24,7 @@ Identical input (text, voice, speed, policy, and what the session said before) g
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator, Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
@@ -246,7 +247,11 @@ class ScheduledSpeech:
 class _SegmentStream:
     """One segment rendered chunk by chunk: each :meth:`next_pcm` call (a scheduler job, on a worker thread) runs
     the front end first if needed, decodes one chunk and returns its shaped PCM; the last call also records the
-    segment's :class:`ShapedInfo`."""
+    segment's :class:`ShapedInfo`.
+
+    An engine with a ``releasable_raw(shaper)`` method (the word timer's, for requests with timings) may hold audio
+    back: after each chunk it says how many of the segment's raw samples may go out (None: all); the rest waits for
+    a later chunk, and everything goes out with the last one. The concatenated PCM is the same either way."""
 
     def __init__(self, speech: ScheduledSpeech, segment: Segment, boundary: Boundary) -> None:
         self._speech = speech
@@ -256,6 +261,11 @@ class _SegmentStream:
         self._shaper = StreamShaper(
             boundary=boundary, policy=speech.policy.silence, sample_rate=speech.engine.sample_rate
         )
+        self._releasable: Callable[[StreamShaper], int | None] | None = getattr(speech.engine, "releasable_raw", None)
+        self._held = np.zeros(0, dtype=np.float32)
+        """Shaped audio the engine's ``releasable_raw`` holds back."""
+        self._released = 0
+        """Shaped samples of this segment sent so far."""
         self.done = False
 
     def next_pcm(self) -> bytes:
@@ -265,8 +275,9 @@ class _SegmentStream:
             self._chunks = render_stream(self._segment, voice=speech.voice, speed=speech.speed).chunks
         chunk = next(self._chunks, None)
         if chunk is not None:
-            return float_to_pcm16(self._shaper.push(chunk))
-        tail = self._shaper.finish()
+            return float_to_pcm16(self._release(self._shaper.push(chunk)))
+        tail = np.concatenate((self._held, self._shaper.finish()))
+        self._held = np.zeros(0, dtype=np.float32)
         result = self._shaper.result
         assert result is not None
         speech.shaped.append(
@@ -281,3 +292,22 @@ class _SegmentStream:
         )
         self.done = True
         return float_to_pcm16(tail)
+
+    def _release(self, shaped: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The part of the held and newly shaped audio that may go out now (all of it without a limit)."""
+        if self._releasable is None:
+            return shaped
+        held = np.concatenate((self._held, shaped))
+        limit = self._releasable(self._shaper)
+        cut_start = self._shaper.cut_start_samples
+        if limit is None:
+            allowed = len(held)
+        elif cut_start is None:
+            allowed = 0
+        else:
+            # shaped sample k of the segment is its pause, then raw sample cut_start + (k - pause)
+            allowed = min(len(held), self._shaper.pause_samples + max(0, limit - cut_start) - self._released)
+        allowed = max(0, allowed)
+        self._held = held[allowed:]
+        self._released += allowed
+        return held[:allowed]

@@ -47,6 +47,28 @@ class StreamShaper:
     def raw_samples(self) -> int:
         return len(self._raw)
 
+    @property
+    def cut_start_samples(self) -> int | None:
+        """Raw samples cut at the start, once known (the first loud window seen, or the policy off); else None."""
+        if not self._policy.enabled:
+            return 0
+        return None if self._first_loud is None else max(0, self._first_loud - self._head)
+
+    @property
+    def pause_samples(self) -> int:
+        """The pause put before the segment's kept audio once it has sound (0 with the policy off)."""
+        return self._pause if self._policy.enabled else 0
+
+    @property
+    def kept_at_least(self) -> int:
+        """A raw position the kept audio reaches whatever chunks come next (0 before the first loud window): the
+        end of the latest loud window plus the kept tail, within the raw audio so far."""
+        if not self._policy.enabled:
+            return len(self._raw)
+        if self._first_loud is None:
+            return 0
+        return min(len(self._raw), self._loud_end + self._tail)
+
     def push(self, chunk: FloatAudio) -> FloatAudio:
         """Take the next raw chunk; return the shaped audio that is now certain (may be empty)."""
         chunk = np.asarray(chunk, dtype=np.float32)
