@@ -6,7 +6,10 @@ configuration, and Whisper-base transcribes every result (tests/asr_support.py, 
 ``NAME=margin:first:sizes[:inject]``:
 
 - ``margin``: context frames each side of a window; ``first``: audible frames of the first chunk (after the leading
-  padding); ``sizes``: the later chunks' frames, ``48`` (all equal) or ``24*2`` (24, then doubling each chunk);
+  padding), ``12`` or ``12%10`` (at least 12, and at least 10 % of the segment's frames); ``sizes``: the later
+  chunks' frames, ``48`` (all equal), ``24*2`` (24, then doubling each chunk), or ``rest``: everything after the
+  first chunk in one more decode of the *whole* segment (its audio after the first chunk is the whole decode's, bit
+  for bit: a quick approximate head, then the exact rest);
 - ``inject`` (optional, an oracle, not a product): the decoder's instance-norm statistics (its ``ReduceMean``
   outputs) and/or dynamic-quantization scales (``DynamicQuantizeLinear`` scale and zero point) taken from the
   whole-segment decode and fed to every window instead of the window's own: ``norms``, ``frame-norms`` (only the
@@ -16,8 +19,10 @@ configuration, and Whisper-base transcribes every result (tests/asr_support.py, 
   cost 4 % of the decoder, and the generator's calibrated). It says how
   much of the gap each source of mismatch makes, and so whether precomputing it could close the gap.
 
-Prints WER whole vs each configuration, median log-mel distance and SNR, and the decoder time of the streamed
-decode against the whole decode (same run).
+Prints WER whole vs each configuration (paired, with a 95 % bootstrap interval over the segments:
+bench/wer_stats.py), median log-mel distance and SNR, the decoder time of the streamed decode against the whole
+decode (same run), the median time of the first window, and how many segments would stall a listener who plays from
+the first chunk on (a later chunk decoded after playback reached it, solo on this machine).
 
     uv run python bench/bench_stream_configs.py [--replies N] [--config NAME=16:12:48] ...
 """
@@ -37,8 +42,9 @@ import onnx
 import onnxruntime as ort
 from bench_intelligibility import load_asr_support
 from benchlib import print_table
-from corpus import REPLIES
+from corpus import REPLIES, WER_REPLIES
 from onnx import helper
+from wer_stats import edits_per_text, paired_difference
 
 from kokoro_server.engines import EngineConfig, assemble_int8_model, load_engine
 from kokoro_server.engines.base import FRAME_SAMPLES
@@ -47,6 +53,7 @@ from kokoro_server.engines.onnx_split import ASR, DECODER_INPUTS, F0, SOURCE, N,
 from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.pcm import float_to_pcm16
 from kokoro_server.stream_quality import log_mel_distance, snr_db
+from relay_core import limits
 
 GENERATOR = "/decoder/decoder/generator/"
 DEFAULT_CONFIGS = (
@@ -63,6 +70,10 @@ DEFAULT_CONFIGS = (
 )
 
 
+REST = 0
+"""``later`` of a configuration whose second window is the whole segment (``sizes`` = ``rest``)."""
+
+
 @dataclass(frozen=True)
 class Config:
     name: str
@@ -71,19 +82,38 @@ class Config:
     later: int
     growth: int
     inject: str
+    first_percent: int = 0
 
     @staticmethod
     def parse(spec: str) -> Config:
         name, _, rest = spec.partition("=")
         parts = rest.split(":")
         size, _, growth = parts[2].partition("*")
+        first, _, percent = parts[1].partition("%")
         return Config(
-            name, int(parts[0]), int(parts[1]), int(size), int(growth or 1), parts[3] if len(parts) > 3 else ""
+            name,
+            int(parts[0]),
+            int(first),
+            REST if size == "rest" else int(size),
+            int(growth or 1),
+            parts[3] if len(parts) > 3 else "",
+            int(percent or 0),
         )
 
+    @property
+    def spelled(self) -> str:
+        first = f"{self.first}%{self.first_percent}" if self.first_percent else str(self.first)
+        later = "rest" if self.later == REST else f"{self.later}{'*' + str(self.growth) if self.growth > 1 else ''}"
+        return f"{self.margin}:{first}:{later}{' ' + self.inject if self.inject else ''}"
+
     def windows(self, frames: int, lead: int) -> list[tuple[int, int, int, int]]:
+        first = max(self.first, -(-frames * self.first_percent // 100))
+        if self.later == REST:
+            end = min(frames, lead + first)
+            head = (0, min(frames, end + self.margin), 0, end)
+            return [head] if end >= frames else [head, (0, frames, end, frames)]
         out = []
-        start, end, size = 0, min(frames, lead + self.first), self.later
+        start, end, size = 0, min(frames, lead + first), self.later
         while start < frames:
             lo, hi = max(0, start - self.margin), min(frames, end + self.margin)
             out.append((lo, hi, start - lo, end - lo))
@@ -147,6 +177,7 @@ def injecting(decoder: onnx.ModelProto, inject: str, types: dict[str, int]) -> b
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replies", type=int, default=len(REPLIES))
+    parser.add_argument("--wer-corpus", action="store_true", help="the 83 replies of WER_REPLIES instead of REPLIES")
     parser.add_argument("--config", action="append", help="NAME=margin:first:sizes[:inject] (repeatable)")
     parser.add_argument("--no-wer", action="store_true")
     parser.add_argument(
@@ -186,8 +217,10 @@ def main(argv: list[str] | None = None) -> int:
     mel: dict[str, list[float]] = {c.name: [] for c in configs}
     snr: dict[str, list[float]] = {c.name: [] for c in configs}
     seconds: dict[str, float] = {"whole": 0.0, **{c.name: 0.0 for c in configs}}
+    first_window_ms: dict[str, list[float]] = {c.name: [] for c in configs}
+    stalled: dict[str, int] = {c.name: 0 for c in configs}
     prepared = []
-    for text in REPLIES[: args.replies]:
+    for text in (WER_REPLIES if args.wer_corpus else REPLIES)[: args.replies]:
         segment = engine.plan(text, voice=voice, speed=1.0)[0]
         style = engine._voices.style_for(engine._voices.resolve(voice), len(segment.tokens)).reshape(1, -1)
         feeds = {
@@ -241,24 +274,42 @@ def main(argv: list[str] | None = None) -> int:
                         extra[name] = np.mean([o[name] for o in others], axis=0).astype(np.float32)
             pieces = []
             started = time.perf_counter()
+            playing_until: float | None = None  # when a listener who started at the first chunk runs out of audio
+            stall = 0.0
             for lo, hi, keep_start, keep_end in config.windows(frames, lead):
                 (audio,) = session.run([graphs.audio_output], {**window_feeds(lo, hi), **extra})
                 flat = np.asarray(audio, dtype=np.float32).reshape(-1)
                 pieces.append(flat[FRAME_SAMPLES * keep_start : FRAME_SAMPLES * keep_end])
+                now = time.perf_counter() - started
+                if playing_until is None:
+                    first_window_ms[config.name].append(now * 1000)
+                    playing_until = now
+                stall += max(0.0, now - playing_until)
+                playing_until = max(now, playing_until) + len(pieces[-1]) / limits.SAMPLE_RATE
             seconds[config.name] += time.perf_counter() - started
+            stalled[config.name] += stall > 0.02
             streamed = np.concatenate(pieces)
             mel[config.name].append(log_mel_distance(whole, streamed))
             snr[config.name].append(snr_db(whole, streamed))
             pcm[config.name].append(float_to_pcm16(streamed))
         print(f"decoded reply {index + 1}", flush=True)
     wer: dict[str, float] = {}
+    paired: dict[str, str] = {}
     if not args.no_wer:
         asr_support = load_asr_support()
         model = asr_support.load_whisper()
+        words = [len(asr_support.normalise(text)) for text in texts]
+        edits = {}
         for name, audio in pcm.items():
-            wer[name] = asr_support.word_error_rate(texts, [asr_support.transcribe(model, p) for p in audio])
+            heard = [asr_support.transcribe(model, p) for p in audio]
+            edits[name] = edits_per_text(texts, heard, asr_support.word_error_rate, words)
+            wer[name] = sum(edits[name]) / sum(words)
             print(f"WER {name}: {wer[name]:.4f}", flush=True)
-    rows = [("whole", "-", f"{wer.get('whole', float('nan')):.4f}", "-", "-", "-", "1.00")]
+        for name, config_edits in edits.items():
+            if name != "whole":
+                result = paired_difference(words, edits["whole"], config_edits)
+                paired[name] = f"{result.difference:+.4f} [{result.low:+.4f}, {result.high:+.4f}]"
+    rows = [("whole", "-", f"{wer.get('whole', float('nan')):.4f}", "-", "-", "-", "1.00", "-", "-")]
     for db in args.noise_db:
         name = f"whole+noise{db:g}dB"
         rows.append(
@@ -266,23 +317,26 @@ def main(argv: list[str] | None = None) -> int:
                 name,
                 "-",
                 f"{wer.get(name, float('nan')):.4f}",
-                f"{wer.get(name, float('nan')) - wer.get('whole', float('nan')):+.4f}",
+                paired.get(name, "-"),
                 "-",
                 f"{db:g}",
                 "1.00",
+                "-",
+                "-",
             )
         )
     for config in configs:
         rows.append(
             (
                 config.name,
-                f"{config.margin}:{config.first}:{config.later}{'*' + str(config.growth) if config.growth > 1 else ''}"
-                f"{' ' + config.inject if config.inject else ''}",
+                config.spelled,
                 f"{wer.get(config.name, float('nan')):.4f}",
-                f"{wer.get(config.name, float('nan')) - wer.get('whole', float('nan')):+.4f}",
+                paired.get(config.name, "-"),
                 f"{statistics.median(mel[config.name]):.3f}",
                 f"{statistics.median(snr[config.name]):.1f}",
                 f"{seconds[config.name] / seconds['whole']:.2f}",
+                f"{statistics.median(first_window_ms[config.name]):.0f}",
+                f"{stalled[config.name]}/{len(texts)}",
             )
         )
     print_table(
@@ -291,10 +345,12 @@ def main(argv: list[str] | None = None) -> int:
             "config",
             "margin:first:later[*growth] inject",
             "WER",
-            "vs whole",
+            "vs whole (paired, 95 % interval)",
             "log-mel median",
             "SNR dB median",
             "decoder time / whole",
+            "first window ms (median)",
+            "segments with a stall > 20 ms",
         ),
         rows,
     )
