@@ -2,14 +2,18 @@
 
 For every corpus reply, a fresh session on one scheduler (1 worker, 2 threads as the server runs on 2 cores):
 the time from the request to its first non-empty PCM piece, and to its last; streaming on and off alternate per
-reply, so both see the same machine state. Prints medians and the ratio first sound / whole-reply synthesis
-(issue 21's target: <= 0.12), and the median first sound of replies whose first sentence has >= 8 words
-(target <= 500 ms). ``--timings`` adds a third configuration, streaming on with word timings asked for (as the
-agent always asks): its audio is held back to the end of the last word already timed (docs/server.md), which is
-what this row prices.
+reply, so both see the same machine state. Streaming on is the server's ``KOKORO_STREAM_DECODER=on`` (only the
+segment a listener waits on, the first sound, streams; docs/server.md); ``every`` streams every segment. Prints
+medians and the ratio first sound / whole-reply synthesis (issue 21's target: <= 0.12), against the same
+configuration's whole reply and against streaming off's (the fixed reference: a configuration that does less work
+after the first sound has a shorter whole reply, not a later first sound), the median first sound of replies whose
+first sentence has >= 8 words (target <= 500 ms), and the longest stall after the first sound: how long a client
+that plays from the first piece waits with nothing to play (the decoder falling behind the audio). ``--timings``
+adds streaming on with word timings asked for (as the agent always asks): its audio is held back to the end of the
+last word already timed (docs/server.md), which is what this row prices.
 
     uv run python bench/bench_stream_first_sound.py [--replies N] [--margin 16] [--first 12] [--later 48] [--growth 1]
-        [--timings]
+        [--timings] [--no-every]
 """
 
 from __future__ import annotations
@@ -31,7 +35,24 @@ from kokoro_server.word_timer import WordTimer
 from relay_core.text.segmenter import split_sentences
 
 
-async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str, *, timings: bool = False) -> tuple[float, float]:
+def longest_stall(pieces: list[tuple[float, int]], sample_rate: int) -> float:
+    """Seconds a client playing from the first non-empty piece waits with nothing to play, at worst: ``pieces``
+    are (arrival time, samples) in order."""
+    play_end: float | None = None
+    worst = 0.0
+    for at, samples in pieces:
+        if samples == 0:
+            continue
+        if play_end is not None:
+            worst = max(worst, at - play_end)
+        play_end = max(at, play_end if play_end is not None else at) + samples / sample_rate
+    return worst
+
+
+async def timed(
+    engine: SpeechEngine, scheduler: Scheduler, text: str, *, timings: bool = False
+) -> tuple[float, float, float]:
+    """First non-empty PCM piece, last piece (seconds after the request) and the longest stall after the first."""
     timer = WordTimer(engine, request_id="bench") if timings else None
     speech = ScheduledSpeech(
         engine if timer is None else timer.engine,
@@ -43,37 +64,49 @@ async def timed(engine: SpeechEngine, scheduler: Scheduler, text: str, *, timing
     )
     start = time.perf_counter()
     first: float | None = None
+    pieces: list[tuple[float, int]] = []
     async for pcm in speech.pcm_segments():
         if timer is not None:
             timer.pending(speech)
+        now = time.perf_counter() - start
+        pieces.append((now, len(pcm) // 2))
         if pcm and first is None:
-            first = time.perf_counter() - start
-    return (first or 0.0), time.perf_counter() - start
+            first = now
+    return (first or 0.0), time.perf_counter() - start, longest_stall(pieces, engine.sample_rate)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = schedule_parser(__doc__.splitlines()[0])
     parser.add_argument("--timings", action="store_true", help="also streaming on with word timings asked for")
+    parser.add_argument("--no-every", action="store_true", help="leave out KOKORO_STREAM_DECODER=every")
     args = parser.parse_args(argv)
     engine = engine_with_schedule(args)
-    schedulers = {
-        on: Scheduler(workers=1, name=f"s{on}", speech=SpeechPolicy(stream_decoder=on)) for on in (False, True)
+    policies = {
+        "off": SpeechPolicy(stream_decoder=False),
+        "on": SpeechPolicy(stream_decoder=True),
+        "every": SpeechPolicy(stream_decoder=True, stream_every_segment=True),
     }
-    configs = {"off": (False, False), "on": (True, False)}
+    schedulers = {name: Scheduler(workers=1, name=f"s-{name}", speech=p) for name, p in policies.items()}
+    configs = {"off": ("off", False), "on": ("on", False)}
+    if not args.no_every:
+        configs["every"] = ("every", False)
     if args.timings:
-        configs["on, timed"] = (True, True)
-    results: dict[str, list[tuple[str, float, float]]] = {name: [] for name in configs}
+        configs["on, timed"] = ("on", True)
+    results: dict[str, list[tuple[str, float, float, float]]] = {name: [] for name in configs}
     texts = [t for t in REPLIES[: args.replies] if len(t.split()) > 1]
-    asyncio.run(timed(engine, schedulers[True], texts[0]))  # warm-up
+    asyncio.run(timed(engine, schedulers["on"], texts[0]))  # warm-up
     for text in texts:
-        for name, (on, with_timings) in configs.items():
-            first, total = asyncio.run(timed(engine, schedulers[on], text, timings=with_timings))
-            results[name].append((text, first, total))
+        for name, (policy, with_timings) in configs.items():
+            first, total, stall = asyncio.run(timed(engine, schedulers[policy], text, timings=with_timings))
+            results[name].append((text, first, total, stall))
+    off_total = [r[2] for r in results["off"]]
     rows = []
     for name in configs:
         firsts = [r[1] for r in results[name]]
         ratio = [r[1] / r[2] for r in results[name]]
+        ratio_off = [r[1] / total for r, total in zip(results[name], off_total, strict=True)]
         long_first = [r[1] for r in results[name] if len(split_sentences(r[0])[0].split()) >= 8]
+        stalls = [r[3] for r in results[name]]
         rows.append(
             (
                 name,
@@ -81,16 +114,20 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(long_first) * 1000:.0f}",
                 f"{statistics.median(r[2] for r in results[name]):.2f}",
                 f"{statistics.median(ratio):.3f}",
+                f"{statistics.median(ratio_off):.3f}",
+                f"{statistics.median(stalls) * 1000:.0f} / {max(stalls) * 1000:.0f}",
             )
         )
     print_table(
-        f"solo first sound, {len(texts)} corpus replies, streaming on/off (same run), {schedule_of(engine)}",
+        f"solo first sound, {len(texts)} corpus replies, streaming off/on/every (same run), {schedule_of(engine)}",
         (
             "streaming",
             "median first sound ms",
             "median first sound, 1st sentence >= 8 words, ms",
             "median whole reply s",
             "median first sound / whole reply",
+            "median first sound / whole reply off",
+            "longest stall ms, median / max",
         ),
         rows,
     )

@@ -1,32 +1,39 @@
 """Under load: the decoder streamed within a segment vs whole segments, side by side in one run (issue 21).
 
-Two ``kokoro-server`` processes with their defaults, one of them with ``KOKORO_STREAM_DECODER=on``, both up for the
-whole run but measured one at a time: ``--rounds`` rounds alternate off, on (so both see the same machine state),
-each round 8 sessions x 3 pipelined requests (three sentences of corpus replies per session, as
-bench_first_sound.py plans them; ``--sessions``/``--requests`` change it), all sessions at once. Then, once per
-server, every session of the plan alone, one after another: a session's PCM must be identical solo and loaded.
-``--baseline`` adds one round on bench/baseline_server.py (one whole request at a time behind one global lock),
-the issue's reference for the 8x3 target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0).
+``kokoro-server`` processes with their defaults, one with ``KOKORO_STREAM_DECODER=on`` (only the segment a listener
+is waiting on streams: a session's first sound; docs/server.md), with ``--every`` one more with
+``KOKORO_STREAM_DECODER=every`` (every segment streams, the first version), all up for the whole run but measured one
+at a time: ``--rounds`` rounds alternate off, on[, every] (so all see the same machine state), each round 8 sessions
+x 3 pipelined requests (three sentences of corpus replies per session, as bench_first_sound.py plans them;
+``--sessions``/``--requests`` change it), all sessions at once. Then, once per server, every session of the plan
+alone, one after another: a session's PCM must be identical solo and loaded. ``--baseline`` adds one round on
+bench/baseline_server.py (one whole request at a time behind one global lock), the issue's reference for the 8x3
+target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0).
 
 First sound is the first *audible* sample (-40 dBFS, kokoro_server.silence), as a client that starts playing at
 the first byte hears it (benchlib.speak_session). Prints, per server, p50/p95 of each session's first sound and
 the p95 over every request's (pooled over the rounds), the median round's wall time, the PCM check; then the
-on/off ratios of p95 first sound and wall time.
+ratios to streaming off (and to the baseline) of p95 first sound and wall time.
 
-    uv run python bench/bench_stream_load.py [--rounds 2] [--sessions 8] [--requests 3] [--baseline]
+    uv run python bench/bench_stream_load.py [--rounds 2] [--sessions 8] [--requests 3] [--baseline] [--every]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import time
 
 from bench_first_sound import STARTUP_S, alone, concurrency_sessions, crowd
 from benchlib import SessionAudio, median, percentile, print_table, run_baseline, run_server, speak_session
 
-STREAMING = {"KOKORO_STREAM_DECODER": "on"}
+SERVERS = {
+    "off": ({}, "streaming off (whole segments)"),
+    "on": ({"KOKORO_STREAM_DECODER": "on"}, "streaming on (the first sound streams)"),
+    "every": ({"KOKORO_STREAM_DECODER": "every"}, "streaming every segment"),
+}
 
 
 def loaded_figures(runs: list[tuple[list[SessionAudio], float]]) -> tuple[list[float], list[float], list[float]]:
@@ -53,13 +60,17 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--requests", type=int, default=3)
     parser.add_argument("--baseline", action="store_true", help="one more round on bench/baseline_server.py")
+    parser.add_argument("--every", action="store_true", help="a third server with KOKORO_STREAM_DECODER=every")
     args = parser.parse_args()
     plan = concurrency_sessions(args.sessions, args.requests)
+    names = ["off", "on", *(["every"] if args.every else [])]
     began = time.perf_counter()
-    runs: dict[str, list[tuple[list[SessionAudio], float]]] = {"off": [], "on": []}
+    runs: dict[str, list[tuple[list[SessionAudio], float]]] = {name: [] for name in names}
     solo: dict[str, list[str]] = {}
-    with run_server(timeout_s=STARTUP_S) as off, run_server(env=STREAMING, timeout_s=STARTUP_S) as on:
-        urls = {"off": off.ws_url, "on": on.ws_url}
+    with contextlib.ExitStack() as stack:
+        urls = {
+            name: stack.enter_context(run_server(env=SERVERS[name][0], timeout_s=STARTUP_S)).ws_url for name in names
+        }
         for url in urls.values():
             asyncio.run(speak_session(url, ["Warm up."]))
         for round_index in range(args.rounds):
@@ -76,11 +87,11 @@ def main() -> None:
             baseline.append(asyncio.run(crowd(base.ws_url, plan)))
     figures = {name: loaded_figures(result) for name, result in runs.items()}
     rows: list[list[object]] = []
-    for name, label in (("off", "streaming off (whole segments)"), ("on", "streaming on (KOKORO_STREAM_DECODER)")):
+    for name in names:
         firsts, requests, walls = figures[name]
         rows.append(
             [
-                label,
+                SERVERS[name][1],
                 percentile(firsts, 0.5) * 1000,
                 percentile(firsts, 0.95) * 1000,
                 percentile(requests, 0.95) * 1000,
@@ -88,17 +99,7 @@ def main() -> None:
                 identical(runs[name], solo[name]),
             ]
         )
-    (off_first, off_req, off_wall), (on_first, on_req, on_wall) = figures["off"], figures["on"]
-    rows.append(
-        [
-            "ratio on / off",
-            percentile(on_first, 0.5) / percentile(off_first, 0.5),
-            percentile(on_first, 0.95) / percentile(off_first, 0.95),
-            percentile(on_req, 0.95) / percentile(off_req, 0.95),
-            median(on_wall) / median(off_wall),
-            "",
-        ]
-    )
+    references = [("off", figures["off"])]
     if baseline:
         base_first, base_req, base_wall = loaded_figures(baseline)
         rows.append(
@@ -111,15 +112,19 @@ def main() -> None:
                 "",
             ]
         )
-        for name in ("off", "on"):
+        references.append(("baseline", (base_first, base_req, base_wall)))
+    for reference, (ref_first, ref_req, ref_wall) in references:
+        for name in names:
+            if name == reference:
+                continue
             firsts, requests, walls = figures[name]
             rows.append(
                 [
-                    f"ratio streaming {name} / baseline",
-                    percentile(firsts, 0.5) / percentile(base_first, 0.5),
-                    percentile(firsts, 0.95) / percentile(base_first, 0.95),
-                    percentile(requests, 0.95) / percentile(base_req, 0.95),
-                    median(walls) / median(base_wall),
+                    f"ratio {name} / {reference}",
+                    percentile(firsts, 0.5) / percentile(ref_first, 0.5),
+                    percentile(firsts, 0.95) / percentile(ref_first, 0.95),
+                    percentile(requests, 0.95) / percentile(ref_req, 0.95),
+                    median(walls) / median(ref_wall),
                     "",
                 ]
             )

@@ -13,6 +13,8 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedOK
 
+from kokoro_server.policy import SpeechPolicy
+from kokoro_server.scheduled_speech import plan_segments, speak_offline
 from relay_core import limits
 from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import (
@@ -166,23 +168,39 @@ def test_pcm_is_streamed_segment_by_segment(tts_server: Any) -> None:
     assert outcome.first_audio_s < 0.8 * outcome.elapsed_s
 
 
+@pytest.mark.parametrize("every", [False, True], ids=["on", "every"])
 @pytest.mark.parametrize("timings", [False, True], ids=["plain", "timed"])
 @pytest.mark.usefixtures("tts_server")  # its parameter picks the engine
 def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
-    serve_tts: Any, request: pytest.FixtureRequest, timings: bool
+    serve_tts: Any, request: pytest.FixtureRequest, timings: bool, every: bool
 ) -> None:
-    """``KOKORO_STREAM_DECODER=on``: each long segment's PCM leaves in several binary frames as the decoder's chunks
-    exist, with or without word timings; a timed request's ``word_timings`` frames each come right before a binary
-    frame, carry every written word once and in order, and never time audio already sent."""
-    engine = request.getfixturevalue(f"{request.node.callspec.params['tts_server']}_engine")
-    with serve_tts(engine, stream_decoder=True) as server:
+    """``KOKORO_STREAM_DECODER=every``: each long segment's PCM leaves in several binary frames as the decoder's
+    chunks exist; ``on``: the first segment's (the session's first sound), then one frame per segment. With or
+    without word timings; a timed request's ``word_timings`` frames each come right before a binary frame, carry
+    every written word once and in order, and never time audio already sent."""
+    engine_name = request.node.callspec.params["tts_server"]
+    engine = request.getfixturevalue(f"{engine_name}_engine")
+    with serve_tts(engine, stream_decoder=True, stream_every_segment=every) as server:
         peer, _ = run(_speak_and_time(server, STREAMED, timings=timings))
     ended = peer.ended("multi")
     assert ended is not None
     outcome = ended.outcome
     assert isinstance(outcome, SynthesisComplete)
     times = peer.audio_times("multi")
-    assert len(times) >= 5  # several binary frames per segment (two here), all before synthesis_complete
+    policy = SpeechPolicy(stream_decoder=True, stream_every_segment=every)
+    planned = plan_segments(engine, STREAMED, voice=engine.default_voice, speed=1.0, fragment_words=4, previous=None)
+    if every:
+        assert len(times) >= 5  # several binary frames per segment (two or three here), all before synthesis_complete
+    else:
+        assert len(planned) == 3  # the first fragment, the rest of the first sentence, the second sentence
+        assert len(times) >= 4  # several frames for the first segment, then one per segment
+        if engine_name == "onnx" and not timings:
+            reference = speak_offline(engine, STREAMED, voice=engine.default_voice, policy=policy)
+            assert peer.pcm("multi") == reference
+            pieces = [e.pcm for _, e in peer.events if isinstance(e, AudioReceived) and e.request_id == "multi"]
+            whole = speak_offline(engine, STREAMED, voice=engine.default_voice)
+            later = b"".join(pieces[-2:])
+            assert later == whole[len(whole) - len(later) :], "the segments after the first sound are decoded whole"
     assert outcome.segments == len(times)  # the session counts the binary frames it sent
     assert peer.order()[-1] == ("synthesis_complete", "multi")
     assert outcome.first_audio_s is not None

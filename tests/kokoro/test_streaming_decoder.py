@@ -104,9 +104,10 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
 def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx_engine: Engine) -> None:
     """With timings, a streamed segment's audio still goes out in several pieces; each ``word_timings`` message
     comes before the audio of every word it carries, the audio is the untimed stream's, and the words and times
-    are what the whole-segment computation gives on the same (streamed) audio."""
+    are what the whole-segment computation gives on the same (streamed) audio. Every segment streams here
+    (``KOKORO_STREAM_DECODER=every``), so a segment that follows audio is covered too."""
     text = f"{TEXTS[0]} {TEXTS[1]}"
-    policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True)
+    policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True, stream_every_segment=True)
 
     async def run() -> tuple[list[WordTimings | bytes], list[ShapedInfo]]:
         scheduler = Scheduler(workers=1, name="timed-stream", speech=policy)

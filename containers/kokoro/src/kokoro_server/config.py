@@ -16,8 +16,10 @@ Environment variables (all optional):
   ``KOKORO_CLAUSE_PAUSE_MS`` (default 120): the pauses (kokoro_server.silence).
 - ``KOKORO_FIRST_FRAGMENT_WORDS``: the first segment of a session that has heard nothing yet ends at the first
   clause mark or phrase boundary after this many words (default 4; ``0`` or ``off`` turns it off).
-- ``KOKORO_STREAM_DECODER``: ``on`` decodes each segment in chunks and sends each chunk's audio as it exists
-  (the int8 ONNX engine; docs/server.md, streaming within a segment); ``off`` (default) renders whole segments.
+- ``KOKORO_STREAM_DECODER``: ``on`` decodes a segment a listener is waiting on (the first sound of a session, or a
+  long segment right after a short one) in chunks and sends each chunk's audio as it exists, every other segment
+  whole; ``every`` streams every segment (docs/server.md, streaming within a segment); ``off`` (default) renders
+  whole segments.
 - ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones are refused with 1013 and
   ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
@@ -110,7 +112,10 @@ class ServerConfig:
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     """The container's first-fragment default; 0 or None turns it off."""
     stream_decoder: bool = False
-    """``KOKORO_STREAM_DECODER``: decode segments chunk by chunk and send each chunk as it exists."""
+    """``KOKORO_STREAM_DECODER`` on: decode the segments a listener waits on chunk by chunk, each chunk sent as it
+    exists (:meth:`kokoro_server.policy.SpeechPolicy.streams_segment`)."""
+    stream_every_segment: bool = False
+    """``KOKORO_STREAM_DECODER=every``: with :attr:`stream_decoder`, stream every segment."""
     max_sessions: int | None = None
     """WebSocket sessions served at once; None = :func:`default_max_sessions` for the engine."""
     metrics_endpoint: str | None = None
@@ -195,6 +200,10 @@ class ServerConfig:
             if fragment.lower() == "off"
             else number("KOKORO_FIRST_FRAGMENT_WORDS")
         )
+        stream = (text("KOKORO_STREAM_DECODER") or "off").lower()
+        stream = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(stream, stream)
+        if stream not in {"on", "off", "every"}:
+            raise ConfigError(f"KOKORO_STREAM_DECODER={stream!r}: use on, every or off")
         engine = (text("KOKORO_ENGINE") or "onnx").lower()
         if engine not in ENGINE_NAMES:
             raise ConfigError(f"KOKORO_ENGINE={engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
@@ -215,7 +224,8 @@ class ServerConfig:
             host=text("KOKORO_HOST") or LOCAL_HOST,
             port=LOCAL_PORT if (port := number("KOKORO_PORT")) is None else port,
             silence=switch("KOKORO_SILENCE", True),
-            stream_decoder=switch("KOKORO_STREAM_DECODER", False),
+            stream_decoder=stream != "off",
+            stream_every_segment=stream == "every",
             sentence_pause_ms=decimal("KOKORO_SENTENCE_PAUSE_MS"),
             paragraph_pause_ms=decimal("KOKORO_PARAGRAPH_PAUSE_MS"),
             clause_pause_ms=decimal("KOKORO_CLAUSE_PAUSE_MS"),
@@ -248,6 +258,7 @@ class ServerConfig:
             silence=silence,
             first_fragment_words=self.first_fragment_words or None,
             stream_decoder=self.stream_decoder,
+            stream_every_segment=self.stream_every_segment,
         )
 
     def with_overrides(self, **changes: object) -> ServerConfig:

@@ -16,6 +16,11 @@ DEFAULT_FIRST_FRAGMENT_WORDS = 4
 ends at the first clause mark or phrase boundary after this many words (relay_core.text.segmenter)."""
 
 
+SECONDS_PER_TOKEN = 0.056
+"""Audio per phoneme token at speed 1 once the silence policy has trimmed the model's padding (Kokoro-82M, median
+over 24 corpus segments: 0.056 s, 0.050 to 0.118): a segment's length estimated from its plan."""
+
+
 @dataclass(frozen=True, slots=True)
 class SpeechPolicy:
     """How audio is shaped (:class:`SilencePolicy`) and where a request's first segment is cut."""
@@ -25,14 +30,48 @@ class SpeechPolicy:
     """Server default for the first segment of a session that has heard nothing yet; None turns it off. A
     request may override it (``first_fragment_words`` on ``synthesize`` and ``/invocations``; 0 = off)."""
     stream_decoder: bool = False
-    """Decode each segment chunk by chunk and send each chunk's audio as it exists (an engine that can: the split
-    int8 ONNX model), instead of the whole segment at once. Requests with word timings render whole segments."""
+    """Decode a segment a listener is waiting on chunk by chunk and send each chunk's audio as it exists (an engine
+    that can: the split int8 ONNX model, the torch engine), instead of the whole segment at once; which segments
+    those are: :meth:`streams_segment`."""
+    stream_every_segment: bool = False
+    """With :attr:`stream_decoder`: stream every segment, not only those a listener is waiting on (each segment's
+    audio then starts after one small chunk, at 1.78x the decoder's work: docs/benchmarks.md §11)."""
+    stream_ahead_ratio: float = 0.5
+    """After a session's first sound, a later segment of the same request still streams while the request's audio
+    already sent is shorter than this fraction of the segment's estimated audio. The listener's buffer after a
+    streamed first segment is about half the audio sent (the rest of that segment decodes while it plays), so
+    0.5 keeps a whole decode ahead of the listener up to a decoder pace of about 0.25 s per second of audio (2
+    quiet cores: 0.15). 0: only the first sound streams."""
 
     def __post_init__(self) -> None:
+        if not self.stream_ahead_ratio >= 0:
+            raise ValueError(f"stream_ahead_ratio={self.stream_ahead_ratio}: use 0 or more")
         if self.first_fragment_words is not None and self.first_fragment_words < 1:
             raise ValueError(
                 f"first_fragment_words={self.first_fragment_words}: use at least 1, or None to turn it off"
             )
+
+    def streams_segment(self, *, session_heard: bool, sent_s: float, tokens: int, speed: float) -> bool:
+        """Whether a segment of ``tokens`` phoneme tokens spoken at ``speed`` is decoded chunk by chunk, given
+        whether its session had heard anything when the request began (``session_heard``) and how many seconds of
+        this request's audio have been sent before the segment (``sent_s``).
+
+        A listener waits on a segment when nothing of the session has been heard (its first chunk is the first
+        sound), or when, after that first sound, the request's audio sent so far is shorter than
+        :attr:`stream_ahead_ratio` of the segment's own: a whole decode might outlast it. Every other segment is
+        decoded whole: the same work and the same audio, bit for bit, as with streaming off. A request of a session
+        that has heard something has the session's earlier audio ahead of it and is decoded whole. The choice
+        reads only the request's plan and the audio it has produced, never the time or the load, so a session
+        gets the same PCM alone and under load (docs/server.md, *Which segments stream*)."""
+        if not self.stream_decoder:
+            return False
+        if self.stream_every_segment:
+            return True
+        if session_heard:
+            return False
+        if sent_s <= 0:
+            return True
+        return sent_s < self.stream_ahead_ratio * tokens * SECONDS_PER_TOKEN / speed
 
     def fragment_words(self, requested: int | None, *, heard: bool) -> int | None:
         """The first-fragment words for one request: the request's own choice (0 = off) if it made one, else the

@@ -10,11 +10,14 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
   go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
   pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
   before a later request of a session, decided by how the previous request's text ended);
-- with :attr:`SpeechPolicy.stream_decoder` on and an engine that streams (``render_stream``), a segment is
-  rendered as several jobs instead: its front end and first decoder chunk, then one job per later chunk, each
-  shaped by :class:`kokoro_server.stream_shaper.StreamShaper` (the same cuts and pause as the whole segment gets) and
-  handed over as it exists (for a request with word timings, up to the end of its last word already timed:
-  :mod:`kokoro_server.word_timer`); between chunks, other sessions' jobs run by the scheduler's priority;
+- with :attr:`SpeechPolicy.stream_decoder` on and an engine that streams (``render_stream``), a segment a listener
+  is waiting on (:meth:`SpeechPolicy.streams_segment`: nothing of the session heard yet, so its first chunk is the
+  first sound; or, after it, too little of the request's audio ahead of it) is rendered as several jobs instead:
+  its front end and first decoder chunk, then one job per later chunk, each shaped by
+  :class:`kokoro_server.stream_shaper.StreamShaper` (the same cuts and pause as the whole segment gets) and handed
+  over as it exists (for a request with word timings, up to the end of its last word already timed:
+  :mod:`kokoro_server.word_timer`); between chunks, other sessions' jobs run by the scheduler's priority. The
+  choice depends on the request's plan and audio only, never on time or load;
 - its PCM is handed over as soon as it exists. :attr:`ScheduledSpeech.shaped` records, per segment, what the silence
   policy did (samples cut at the start and the end, pause samples added), for word timings.
 
@@ -113,10 +116,14 @@ def speak_offline(
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
     out = bytearray()
-    streams = policy.stream_decoder and bool(getattr(engine, "streams", False))
+    streams = bool(getattr(engine, "streams", False))
     for planned in plan:
         boundary = planned.boundary if heard else Boundary.START
-        if streams:
+        sent_s = len(out) / (limits.SAMPLE_WIDTH_BYTES * engine.sample_rate)
+        tokens = len(planned.segment.tokens)
+        if streams and policy.streams_segment(
+            session_heard=previous is not None, sent_s=sent_s, tokens=tokens, speed=speed
+        ):
             shaper = StreamShaper(boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate)
             chunks = getattr(engine, "render_stream")(planned.segment, voice=voice, speed=speed).chunks  # noqa: B009
             shaped = [shaper.push(chunk) for chunk in chunks]
@@ -191,7 +198,7 @@ class ScheduledSpeech:
             # a segment's pause follows what was last *heard*: before the first sound there is none
             boundary = planned.boundary if heard else Boundary.START
             cost = len(planned.segment.tokens)
-            if self._streams():
+            if self._streams(planned.segment):
                 stream = _SegmentStream(self, planned.segment, boundary)
                 while not stream.done:
                     pcm = await self.scheduler.run(self.session, index, stream.next_pcm, cost=cost)
@@ -208,8 +215,17 @@ class ScheduledSpeech:
             heard = True
             yield self._heard(pcm)
 
-    def _streams(self) -> bool:
-        return self.policy.stream_decoder and bool(getattr(self.engine, "streams", False))
+    def _streams(self, segment: Segment) -> bool:
+        """Whether ``segment``, the next one, is decoded chunk by chunk: the choice :func:`speak_offline` makes, from
+        the session's state when the request began and the audio this request has sent so far."""
+        if not getattr(self.engine, "streams", False):
+            return False
+        return self.policy.streams_segment(
+            session_heard=self._previous is not None,
+            sent_s=self.duration_s,
+            tokens=len(segment.tokens),
+            speed=self.speed,
+        )
 
     def _heard(self, pcm: bytes) -> bytes:
         """Book ``pcm`` as sent: the first audio's time, the session's last spoken text, the byte count."""
