@@ -1,9 +1,10 @@
 """Every gateway function, declared once: its name, handler, route, the settings it reads and the AWS calls it needs.
 
-A plain data module (no AWS, no CDK, no handler imports): the local stack (``relay_local.gateway_functions``,
-``relay_local.relay_stack``), ``$default`` and the tests read it; the CDK app (``relay_infra``) is meant to read it
-too, so that a route, an environment variable or an IAM action is written in one place. Adding a client action
-touches this manifest, its handler module and its test.
+A plain data module (no AWS, no CDK, no handler imports): the CDK app's gateway stack (``relay_infra.stacks.gateway``:
+functions, routes, environment and IAM), the local stack (``relay_local.gateway_functions``,
+``relay_local.relay_stack``), ``$default`` and the tests read it, so that a route, an environment variable or an IAM
+action is written in one place. Adding a client action touches its message in ``relay_core.client.messages``, this
+manifest, its handler module (with its ``ROUTES``) and its test.
 """
 
 from __future__ import annotations

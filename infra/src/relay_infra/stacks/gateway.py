@@ -33,7 +33,7 @@ SERVICE = "relay-gateway"
 @dataclass(frozen=True, slots=True)
 class GatewayFunctions:
     """The gateway's functions by role (the dashboard and alarms read them too): one field per entry of
-    ``relay_functions.gateway.manifest.FUNCTIONS``, built from it."""
+    ``relay_functions.manifest.FUNCTIONS``, built from it."""
 
     authorizer: RelayFunction
     connect: RelayFunction
