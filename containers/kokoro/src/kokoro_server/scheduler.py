@@ -15,6 +15,10 @@ one request's plan (G2P and splitting). The policy (documented in docs/server.md
   other session's second or later segment, so a new request's time to first audio does not grow with the length
   of texts other sessions are speaking. Among equal indices, first come, first served. Under a constant stream of
   new sessions later work waits (it is not aged); admission (:mod:`kokoro_server.admission`) bounds that stream.
+- **A streamed segment is one job per decoder chunk** (:mod:`kokoro_server.scheduled_speech`: only segments a
+  listener waits on stream), all under the segment's index: while its session has heard nothing, its jobs have
+  the first-sound rank (the first chunk is the first sound); once a chunk is heard the later ones take turns with
+  other sessions' jobs by the rule above, so chunks of different sessions interleave.
 - **Plans run on their own thread**, first come first served, so G2P of a new request overlaps the render in
   progress instead of waiting for it.
 - **Dead work is dropped.** :meth:`Scheduler.cancel_session` removes a session's queued job at once, and a job whose
