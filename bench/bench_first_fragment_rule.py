@@ -25,9 +25,8 @@ import asyncio
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
 
-from benchlib import print_table
+from benchlib import Listener, print_table
 from corpus import WER_REPLIES
 from stream_options import engine_with_schedule, schedule_of, schedule_parser
 from wer_stats import edits_per_text, paired_difference
@@ -36,8 +35,6 @@ from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
-from kokoro_server.silence import first_audible_sample, pcm16_to_float
-from relay_core import limits
 from relay_core.text.segmenter import split_sentences
 
 RULES = {
@@ -48,37 +45,10 @@ RULES = {
 BASELINE = "whole, early cut"
 
 
-@dataclass
-class Playback:
-    """A listener who starts playing at the first byte: when sound is first heard, and how long playback stalls."""
-
-    start_s: float | None = None
-    played_to_s: float = 0.0
-    """Where playback would be on the wall clock when the audio so far runs out."""
-    stall_s: float = 0.0
-    pcm: bytearray = field(default_factory=bytearray)
-    first_sound_s: float | None = None
-
-    def arrive(self, pcm: bytes, now: float) -> None:
-        if not pcm:
-            return
-        if self.start_s is None:
-            self.start_s = self.played_to_s = now
-        elif now > self.played_to_s:
-            self.stall_s += now - self.played_to_s
-            self.played_to_s = now
-        self.pcm.extend(pcm)
-        self.played_to_s += len(pcm) / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE)
-        if self.first_sound_s is None:
-            first = first_audible_sample(pcm16_to_float(bytes(self.pcm)))
-            if first is not None:
-                self.first_sound_s = max(now, self.start_s + first / limits.SAMPLE_RATE + self.stall_s)
-
-
-async def listen(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[Playback, float]:
+async def listen(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[Listener, float]:
     """One reply on a fresh session: what its listener hears, and the whole synthesis time."""
     speech = ScheduledSpeech(engine, scheduler, SchedulerSession("bench"), text=text, voice="jf_alpha", speed=1.0)
-    playback = Playback()
+    playback = Listener()
     start = time.perf_counter()
     async for pcm in speech.pcm_segments():
         playback.arrive(pcm, time.perf_counter() - start)
@@ -94,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     schedulers = {name: Scheduler(workers=1, name=name, speech=policy) for name, policy in RULES.items()}
     texts = [t for t in WER_REPLIES[: args.replies] if len(t.split()) > 1]
     asyncio.run(listen(engine, schedulers[BASELINE], texts[0]))  # warm-up
-    heard: dict[str, list[tuple[str, Playback, float]]] = {name: [] for name in RULES}
+    heard: dict[str, list[tuple[str, Listener, float]]] = {name: [] for name in RULES}
     for i, text in enumerate(texts):
         names = list(RULES)
         for name in names[i % len(names) :] + names[: i % len(names)]:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 import onnx
 import onnxruntime as ort
 from bench_intelligibility import load_asr_support
-from benchlib import print_table
+from benchlib import Listener, print_table
 from corpus import REPLIES, WER_REPLIES
 from onnx import helper
 from wer_stats import edits_per_text, paired_difference
@@ -53,7 +53,6 @@ from kokoro_server.engines.onnx_split import ASR, DECODER_INPUTS, F0, SOURCE, N,
 from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.pcm import float_to_pcm16
 from kokoro_server.stream_quality import log_mel_distance, snr_db
-from relay_core import limits
 
 GENERATOR = "/decoder/decoder/generator/"
 DEFAULT_CONFIGS = (
@@ -275,21 +274,19 @@ def main(argv: list[str] | None = None) -> int:
                     if config.inject == "calib" or name.startswith(GENERATOR):
                         extra[name] = np.mean([o[name] for o in others], axis=0).astype(np.float32)
             pieces = []
-            started = time.perf_counter()
-            playing_until: float | None = None  # when a listener who started at the first chunk runs out of audio
-            stall = 0.0
+            decoding = 0.0  # the decoder's time so far: when each chunk would arrive, the listener's work left out
+            listener = Listener()
             for lo, hi, keep_start, keep_end in config.windows(frames, lead):
+                started = time.perf_counter()
                 (audio,) = session.run([graphs.audio_output], {**window_feeds(lo, hi), **extra})
                 flat = np.asarray(audio, dtype=np.float32).reshape(-1)
                 pieces.append(flat[FRAME_SAMPLES * keep_start : FRAME_SAMPLES * keep_end])
-                now = time.perf_counter() - started
-                if playing_until is None:
-                    first_window_ms[config.name].append(now * 1000)
-                    playing_until = now
-                stall += max(0.0, now - playing_until)
-                playing_until = max(now, playing_until) + len(pieces[-1]) / limits.SAMPLE_RATE
-            seconds[config.name] += time.perf_counter() - started
-            stalled[config.name] += stall > 0.02
+                decoding += time.perf_counter() - started
+                if listener.start_s is None:
+                    first_window_ms[config.name].append(decoding * 1000)
+                listener.arrive(float_to_pcm16(pieces[-1]), decoding)
+            seconds[config.name] += decoding
+            stalled[config.name] += listener.stall_s > 0.02
             streamed = np.concatenate(pieces)
             mel[config.name].append(log_mel_distance(whole, streamed))
             snr[config.name].append(snr_db(whole, streamed))

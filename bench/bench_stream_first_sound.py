@@ -23,7 +23,7 @@ import statistics
 import sys
 import time
 
-from benchlib import print_table
+from benchlib import Listener, print_table
 from corpus import REPLIES
 from stream_options import engine_with_schedule, schedule_of, schedule_parser
 
@@ -33,20 +33,6 @@ from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.word_timer import WordTimer
 from relay_core.text.segmenter import split_sentences
-
-
-def longest_stall(pieces: list[tuple[float, int]], sample_rate: int) -> float:
-    """Seconds a client playing from the first non-empty piece waits with nothing to play, at worst: ``pieces``
-    are (arrival time, samples) in order."""
-    play_end: float | None = None
-    worst = 0.0
-    for at, samples in pieces:
-        if samples == 0:
-            continue
-        if play_end is not None:
-            worst = max(worst, at - play_end)
-        play_end = max(at, play_end if play_end is not None else at) + samples / sample_rate
-    return worst
 
 
 async def timed(
@@ -64,15 +50,15 @@ async def timed(
     )
     start = time.perf_counter()
     first: float | None = None
-    pieces: list[tuple[float, int]] = []
+    listener = Listener(sample_rate=engine.sample_rate)
     async for pcm in speech.pcm_segments():
         if timer is not None:
             timer.pending(speech)
         now = time.perf_counter() - start
-        pieces.append((now, len(pcm) // 2))
+        listener.arrive(pcm, now)
         if pcm and first is None:
             first = now
-    return (first or 0.0), time.perf_counter() - start, longest_stall(pieces, engine.sample_rate)
+    return (first or 0.0), time.perf_counter() - start, listener.longest_stall_s
 
 
 def main(argv: list[str] | None = None) -> int:

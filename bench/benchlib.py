@@ -125,6 +125,39 @@ def run_baseline(timeout_s: float = 120.0) -> Iterator[ServerProcess]:
 
 
 @dataclass
+class Listener:
+    """A client that starts playing at the first non-empty piece of audio and plays on as pieces arrive: when it first
+    hears sound (the first audible sample, -40 dBFS, ``kokoro_server.silence``), and how long it waits with nothing
+    to play (each stall, and all of them together). The one playback model of the streaming benchmarks."""
+
+    sample_rate: int = limits.SAMPLE_RATE
+    start_s: float | None = None
+    play_end_s: float = 0.0
+    """When the audio received so far runs out, on the wall clock."""
+    stall_s: float = 0.0
+    longest_stall_s: float = 0.0
+    first_sound_s: float | None = None
+    pcm: bytearray = field(default_factory=bytearray)
+
+    def arrive(self, pcm: bytes, now: float) -> None:
+        """``pcm`` (s16le) arrived at ``now`` (seconds on the benchmark's clock)."""
+        if not pcm:
+            return
+        if self.start_s is None:
+            self.start_s = self.play_end_s = now
+        elif now > self.play_end_s:
+            self.stall_s += now - self.play_end_s
+            self.longest_stall_s = max(self.longest_stall_s, now - self.play_end_s)
+            self.play_end_s = now
+        self.pcm.extend(pcm)
+        self.play_end_s += len(pcm) / (limits.SAMPLE_WIDTH_BYTES * self.sample_rate)
+        if self.first_sound_s is None:
+            first = first_audible_sample(pcm16_to_float(bytes(self.pcm)), self.sample_rate)
+            if first is not None:
+                self.first_sound_s = max(now, self.start_s + first / self.sample_rate + self.stall_s)
+
+
+@dataclass
 class RequestAudio:
     """What a client received for one request: its PCM and when the first byte and the first sound came."""
 
