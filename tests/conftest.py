@@ -78,6 +78,32 @@ def onnx_engine() -> Engine:
     return load_engine(EngineConfig(engine="onnx"))
 
 
+SEAM_STEP_RATIO = 1.25
+"""A seam's step must stay within the corpus maximum (1.22) of the largest step inside the chunks."""
+LOG_MEL_LIMIT = 1.6
+"""Nepers; the corpus maximum was 1.41 with the default schedule."""
+
+
+@pytest.fixture(scope="session")
+def assert_streams_like_whole() -> Callable[[Any, list[Any]], None]:
+    """Check one segment's streamed chunks against its whole-segment decode, on any engine: at least three chunks,
+    the same length, no seam step larger than :data:`SEAM_STEP_RATIO` times the largest inside the chunks, and a
+    log-mel distance under :data:`LOG_MEL_LIMIT`."""
+    import numpy as np  # noqa: PLC0415 - keep other parts' imports light
+
+    from kokoro_server.stream_quality import log_mel_distance, seam_jumps  # noqa: PLC0415
+
+    def check(whole: Any, chunks: list[Any]) -> None:
+        streamed = np.concatenate(chunks)
+        assert len(chunks) >= 3
+        assert len(streamed) == len(whole)
+        seam, inside = seam_jumps(streamed, list(np.cumsum([len(c) for c in chunks])[:-1]))
+        assert seam < SEAM_STEP_RATIO * inside
+        assert log_mel_distance(whole, streamed) < LOG_MEL_LIMIT
+
+    return check
+
+
 # --------------------------------------------- end Kokoro engines ----------------------------------------
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,17 +22,12 @@ from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, SilencePolicy, shape_segment
-from kokoro_server.stream_quality import log_mel_distance, seam_jumps
 from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
 from relay_core import limits
 from relay_core.word_timings import WordTiming, WordTimings
 
-SEAM_STEP_RATIO = 1.25
-"""A seam's step must stay within the corpus maximum (1.22) of the largest step inside the chunks."""
-LOG_MEL_LIMIT = 1.6
-"""Nepers; the corpus maximum was 1.41 with the default schedule."""
 TEXTS = (
     "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
     "Your blood pressure readings from this week look stable and are all within the normal range.",
@@ -64,16 +61,13 @@ def test_stream_shaper_equals_the_whole_segment_policy(seed: int) -> None:
 
 
 @pytest.mark.parametrize("text", TEXTS)
-def test_streamed_decode_has_no_audible_seam(onnx_engine: Engine, text: str) -> None:
+def test_streamed_decode_has_no_audible_seam(
+    onnx_engine: Engine, text: str, assert_streams_like_whole: Callable[[Any, list[Any]], None]
+) -> None:
     segment = onnx_engine.plan(text, voice="jf_alpha", speed=1.0)[0]
     whole = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
     chunks = list(onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0).chunks)
-    streamed = np.concatenate(chunks)
-    assert len(chunks) >= 3
-    assert len(streamed) == len(whole)
-    seam, inside = seam_jumps(streamed, list(np.cumsum([len(c) for c in chunks])[:-1]))
-    assert seam < SEAM_STEP_RATIO * inside
-    assert log_mel_distance(whole, streamed) < LOG_MEL_LIMIT
+    assert_streams_like_whole(whole, chunks)
 
 
 def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: Engine) -> None:
