@@ -14,9 +14,6 @@ from dataclasses import dataclass
 from relay_functions import manifest
 from relay_local.gateway.websocket_api import Handler, RouteHandlers
 
-FUNCTION_NAME_PREFIX = manifest.FUNCTION_NAME_PREFIX
-HANDLER_PACKAGE = manifest.HANDLER_PACKAGE
-
 
 @dataclass(frozen=True)
 class GatewayFunctions:
@@ -68,8 +65,8 @@ def reset_function_state() -> None:
     """Forget the functions' per-process settings and clients (as a fresh Lambda execution environment would), so
     they read the environment the stack has just set. No-op when relay_functions is not installed."""
     try:
-        deps = importlib.import_module(f"{HANDLER_PACKAGE}.deps")
-        settings = importlib.import_module(f"{HANDLER_PACKAGE}.settings")
+        deps = importlib.import_module(f"{manifest.HANDLER_PACKAGE}.deps")
+        settings = importlib.import_module(f"{manifest.HANDLER_PACKAGE}.settings")
     except ModuleNotFoundError:
         return
     deps.set_process_deps(None)
@@ -80,7 +77,7 @@ def load_gateway_functions() -> GatewayFunctions:
     """Import the real handlers: ``relay_functions.gateway.<name>.handler`` for every function."""
     handlers: dict[str, Handler] = {}
     for f in manifest.FUNCTIONS:
-        module_name = f"{HANDLER_PACKAGE}.{f.name}"
+        module_name = f"{manifest.HANDLER_PACKAGE}.{f.name}"
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -95,7 +92,6 @@ def load_gateway_functions() -> GatewayFunctions:
 
 
 __all__ = [
-    "FUNCTION_NAME_PREFIX",
     "GatewayFunctions",
     "GatewayFunctionsMissingError",
     "load_gateway_functions",
