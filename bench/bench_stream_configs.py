@@ -44,7 +44,7 @@ from bench_intelligibility import load_asr_support
 from benchlib import Listener, print_table
 from corpus import REPLIES, WER_REPLIES
 from onnx import helper
-from wer_stats import edits_per_text, paired_difference
+from wer_stats import edits_per_text, paired_difference, with_white_noise
 
 from kokoro_server.engines import EngineConfig, assemble_int8_model, load_engine
 from kokoro_server.engines.base import FRAME_SAMPLES
@@ -253,9 +253,8 @@ def main(argv: list[str] | None = None) -> int:
         stats = dict(zip(all_stats, stat_values, strict=True))
         pcm["whole"].append(float_to_pcm16(whole))
         for db in args.noise_db:
-            noise = np.random.default_rng(len(texts)).standard_normal(len(whole)).astype(np.float32)
-            noise *= np.sqrt(np.mean(whole**2) / np.mean(noise**2) / 10 ** (db / 10))
-            pcm.setdefault(f"whole+noise{db:g}dB", []).append(float_to_pcm16(whole + noise))
+            noisy = with_white_noise(whole, db, seed=len(texts))
+            pcm.setdefault(f"whole+noise{db:g}dB", []).append(float_to_pcm16(noisy))
         texts.append(segment.text)
         prepared.append((whole, frames, lead, window_feeds, stats))
     for index, (whole, frames, lead, window_feeds, stats) in enumerate(prepared):

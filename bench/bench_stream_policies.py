@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import sys
 
-import numpy as np
 from bench_intelligibility import load_asr_support
 from benchlib import print_table
 from corpus import WER_REPLIES
 from stream_options import engine_with_schedule, schedule_of, schedule_parser
-from wer_stats import edits_per_text, paired_difference
+from wer_stats import edits_per_text, paired_difference, with_white_noise
 
+from kokoro_server.pcm import float_to_pcm16
 from kokoro_server.policy import RAW, SpeechPolicy
 from kokoro_server.scheduled_speech import speak_offline
+from kokoro_server.silence import pcm16_to_float
 
 POLICIES_TARGET = 0.01
 STREAMING_TARGET = 0.005
@@ -36,14 +37,6 @@ RAW_ARM = "every policy off (RAW)"
 WHOLE_ARM = "policies on, whole segments"
 STREAMED_ARM = "policies on, streamed"
 CONTROL_ARM = f"policies on, whole segments + noise {CONTROL_SNR_DB:g} dB below"
-
-
-def with_noise(pcm: bytes, snr_db: float, seed: int) -> bytes:
-    """``pcm`` (s16le) plus white noise ``snr_db`` below its RMS level."""
-    audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float64)
-    rms = float(np.sqrt(np.mean(audio**2))) if audio.size else 0.0
-    noise = np.random.default_rng(seed).normal(0.0, rms * 10 ** (-snr_db / 20), audio.size)
-    return bytes(np.clip(np.round(audio + noise), -32768, 32767).astype(np.int16).tobytes())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         edits[name] = edits_per_text(texts, heard, asr.word_error_rate, words)
         print(f"{name}: WER {sum(edits[name]) / sum(words):.4f}", flush=True)
         if name == WHOLE_ARM:
-            noisy = [asr.transcribe(model, with_noise(pcm, CONTROL_SNR_DB, i)) for i, pcm in enumerate(audio)]
+            noisy = [
+                asr.transcribe(model, float_to_pcm16(with_white_noise(pcm16_to_float(pcm), CONTROL_SNR_DB, seed=i)))
+                for i, pcm in enumerate(audio)
+            ]
             edits[CONTROL_ARM] = edits_per_text(texts, noisy, asr.word_error_rate, words)
     comparisons = [
         (STREAMED_ARM, RAW_ARM, f"<= +{POLICIES_TARGET}"),

@@ -4,7 +4,8 @@ Two arms' WERs over one corpus differ by less than Whisper's own noise unless th
 target asks ("streamed ≤ whole + 0.005") is about the *difference*, and each text is heard both ways, so the
 difference is measured per text: the interval resamples texts (with their word counts) and says how far the
 corpus's difference could move with other texts of the same kind. Both arms' edits come from the same normaliser
-and edit distance as tests/asr_support.py.
+and edit distance as tests/asr_support.py. :func:`with_white_noise` makes the control arm: the same audio with
+white noise far below it, a change no listener hears, which shows how far Whisper moves on its own.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True)
@@ -53,3 +57,10 @@ def paired_difference(
     return PairedDifference(
         a, b, b - a, diffs[int(0.025 * resamples)], diffs[min(resamples - 1, int(0.975 * resamples))], total
     )
+
+
+def with_white_noise(audio: npt.NDArray[np.float32], snr_db: float, seed: int) -> npt.NDArray[np.float32]:
+    """``audio`` plus white noise whose power is ``snr_db`` below the audio's (seeded, so a run can be repeated)."""
+    noise = np.random.default_rng(seed).standard_normal(len(audio)).astype(np.float32)
+    noise *= np.sqrt(np.mean(audio**2) / np.mean(noise**2) / 10 ** (snr_db / 10))
+    return audio + noise
