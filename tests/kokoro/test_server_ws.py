@@ -150,9 +150,12 @@ def test_text_and_binary_frames_untyped_message_sequential_with_ids(tts_server: 
     assert complete.outcome.total_duration_s == pytest.approx(len(peer.pcm("a")) / 48_000, abs=1e-3)
 
 
-def test_pcm_is_streamed_segment_by_segment(tts_server: Any) -> None:
-    """Streaming within a segment off (the default): one binary frame per segment."""
-    peer, sent = run(_speak_and_time(tts_server, THREE_SENTENCES))
+@pytest.mark.usefixtures("tts_server")  # its parameter picks the engine
+def test_with_streaming_off_pcm_is_streamed_segment_by_segment(serve_tts: Any, request: pytest.FixtureRequest) -> None:
+    """``KOKORO_STREAM_DECODER=off``: one binary frame per segment, each sent as soon as it is rendered."""
+    engine = request.getfixturevalue(f"{request.node.callspec.params['tts_server']}_engine")
+    with serve_tts(engine, stream_decoder=False) as server:
+        peer, sent = run(_speak_and_time(server, THREE_SENTENCES))
     ended = peer.ended("multi")
     assert ended is not None
     outcome = ended.outcome
@@ -175,7 +178,8 @@ def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
     serve_tts: Any, request: pytest.FixtureRequest, timings: bool, every: bool
 ) -> None:
     """``KOKORO_STREAM_DECODER=every``: each long segment's PCM leaves in several binary frames as the decoder's
-    chunks exist; ``on``: the first segment's (the session's first sound), then one frame per segment. With or
+    chunks exist; ``on`` (the default): the first segment's (the session's first sound), then one frame per
+    segment. With or
     without word timings; a timed request's ``word_timings`` frames each come right before a binary frame, carry
     every written word once and in order, and never time audio already sent."""
     engine_name = request.node.callspec.params["tts_server"]

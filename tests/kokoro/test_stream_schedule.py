@@ -38,7 +38,7 @@ ON = SpeechPolicy(stream_decoder=True)
 FIRST_ONLY = SpeechPolicy(stream_decoder=True, stream_ahead_ratio=0)
 """Only the first sound streams (no later segment counts as waited on)."""
 EVERY = SpeechPolicy(stream_decoder=True, stream_every_segment=True)
-OFF = SpeechPolicy()
+OFF = SpeechPolicy(stream_decoder=False)
 
 
 @pytest.mark.parametrize(

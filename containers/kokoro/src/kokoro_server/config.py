@@ -16,10 +16,10 @@ Environment variables (all optional):
   ``KOKORO_CLAUSE_PAUSE_MS`` (default 120): the pauses (kokoro_server.silence).
 - ``KOKORO_FIRST_FRAGMENT_WORDS``: the first segment of a session that has heard nothing yet ends at the first
   clause mark or phrase boundary after this many words (default 4; ``0`` or ``off`` turns it off).
-- ``KOKORO_STREAM_DECODER``: ``on`` decodes a segment a listener is waiting on (the first sound of a session, or a
-  long segment right after a short one) in chunks and sends each chunk's audio as it exists, every other segment
-  whole; ``every`` streams every segment (docs/server.md, streaming within a segment); ``off`` (default) renders
-  whole segments.
+- ``KOKORO_STREAM_DECODER``: ``on`` (default) decodes a segment a listener is waiting on (the first sound of a
+  session, or a long segment right after a short one) in chunks and sends each chunk's audio as it exists, every
+  other segment whole; ``every`` streams every segment (docs/server.md, streaming within a segment); ``off`` renders
+  whole segments (an engine that cannot stream always does).
 - ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones are refused with 1013 and
   ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
@@ -111,9 +111,9 @@ class ServerConfig:
     clause_pause_ms: float | None = None
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     """The container's first-fragment default; 0 or None turns it off."""
-    stream_decoder: bool = False
-    """``KOKORO_STREAM_DECODER`` on: decode the segments a listener waits on chunk by chunk, each chunk sent as it
-    exists (:meth:`kokoro_server.policy.SpeechPolicy.streams_segment`)."""
+    stream_decoder: bool = True
+    """``KOKORO_STREAM_DECODER`` on (the default): decode the segments a listener waits on chunk by chunk, each chunk
+    sent as it exists (:meth:`kokoro_server.policy.SpeechPolicy.streams_segment`)."""
     stream_every_segment: bool = False
     """``KOKORO_STREAM_DECODER=every``: with :attr:`stream_decoder`, stream every segment."""
     max_sessions: int | None = None
@@ -200,7 +200,7 @@ class ServerConfig:
             if fragment.lower() == "off"
             else number("KOKORO_FIRST_FRAGMENT_WORDS")
         )
-        stream = (text("KOKORO_STREAM_DECODER") or "off").lower()
+        stream = (text("KOKORO_STREAM_DECODER") or "on").lower()
         stream = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(stream, stream)
         if stream not in {"on", "off", "every"}:
             raise ConfigError(f"KOKORO_STREAM_DECODER={stream!r}: use on, every or off")

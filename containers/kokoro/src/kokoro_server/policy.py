@@ -29,7 +29,7 @@ class SpeechPolicy:
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     """Server default for the first segment of a session that has heard nothing yet; None turns it off. A
     request may override it (``first_fragment_words`` on ``synthesize`` and ``/invocations``; 0 = off)."""
-    stream_decoder: bool = False
+    stream_decoder: bool = True
     """Decode a segment a listener is waiting on chunk by chunk and send each chunk's audio as it exists (an engine
     that can: the split int8 ONNX model, the torch engine), instead of the whole segment at once; which segments
     those are: :meth:`streams_segment`."""
@@ -82,5 +82,6 @@ class SpeechPolicy:
         return None if heard else self.first_fragment_words
 
 
-RAW = SpeechPolicy(silence=SilencePolicy(enabled=False), first_fragment_words=None)
-"""The model's output as it was before these policies: no trimming, no pauses, no first-fragment cut."""
+RAW = SpeechPolicy(silence=SilencePolicy(enabled=False), first_fragment_words=None, stream_decoder=False)
+"""The model's output as it was before these policies: no trimming, no pauses, no first-fragment cut, whole
+segments."""
