@@ -12,10 +12,11 @@ alike:
 
 Prints per-mode medians and the ratio bidi/batch (target with the first-fragment policy: <= 0.30).
 
-``--corpus N`` (issue 12) instead runs the first N replies of bench/corpus.py, batch and bidi (the agent's and the
-container's defaults) interleaved reply by reply, and compares bidi's first SOUND (its first byte plus the playback
-time to its first sample at -40 dBFS, as a client playing from the first byte hears it) with batch's first byte:
-the median of the per-reply ratios (target <= 0.20).
+``--corpus N`` (issues 12 and 21) instead runs the first N replies of bench/corpus.py through two containers,
+``KOKORO_STREAM_DECODER`` off and on (the default), each with its own agent (the agent's defaults), batch and bidi
+interleaved reply by reply, and compares bidi's first SOUND (its first byte plus the playback time to its first
+sample at -40 dBFS, as a client playing from the first byte hears it) with batch's first byte: the median of the
+per-reply ratios (issue 21's target with streaming on: <= 0.40), and bidi on against batch off.
 Usage: ``uv run python bench/bench_agent_ttfa.py [--runs 5] [--rate 40] [--fragment-words 4] [--corpus 12]``.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import statistics
 
@@ -30,6 +32,8 @@ import httpx
 from benchlib import REFERENCE_TEXT, print_table
 from corpus import REPLIES
 
+from kokoro_server.app import create_app as create_tts_app
+from kokoro_server.config import ServerConfig
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
@@ -37,7 +41,7 @@ from relay_core.text.segmenter import SentenceSegmenter
 from relay_local.agent_client import collect_turn
 from relay_local.bedrock.models import tokenize
 from relay_local.servers import BackgroundServer
-from relay_local.stack import VoiceStack
+from relay_local.stack import TTS_WS_PATH, VoiceStack, wait_until_ready
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig, ModelKind
 
@@ -84,62 +88,96 @@ def written_at(reply: str, rate: float) -> tuple[float, float]:
     return first / rate, (len(tokens) - 1) / rate
 
 
-async def measure_corpus(agent_url: str, replies: list[str], rate: float) -> list[list[object]]:
-    rows: list[list[object]] = []
+CONTAINER_MODES = ("on", "off")
+"""The container's ``KOKORO_STREAM_DECODER`` in corpus mode: the default (``on``: the first sound decoded chunk by
+chunk) and whole segments, each with its own container and agent, interleaved reply by reply."""
+
+
+@dataclasses.dataclass
+class CorpusTurns:
+    """One reply through one container mode: batch's first byte, bidi's first byte and first sound (seconds)."""
+
+    batch_byte: float
+    bidi_byte: float
+    bidi_sound: float
+
+
+async def measure_corpus(agent_urls: dict[str, str], replies: list[str]) -> list[dict[str, CorpusTurns]]:
+    """Per reply, batch then bidi on each container mode in turn (so machine noise hits the modes alike)."""
+    rows: list[dict[str, CorpusTurns]] = []
     async with httpx.AsyncClient(timeout=600) as client:
-        await corpus_turn(client, agent_url, "Warm up.", TurnMode.BIDI)
+        for url in agent_urls.values():
+            await corpus_turn(client, url, "Warm up.", TurnMode.BIDI)
         for index, reply in enumerate(replies):
-            batch_byte, batch_sound = await corpus_turn(client, agent_url, reply, TurnMode.BATCH)
-            bidi_byte, bidi_sound = await corpus_turn(client, agent_url, reply, TurnMode.BIDI)
-            fragment_s, reply_s = written_at(reply, rate)
-            rows.append(
-                [
-                    index,
-                    batch_byte * 1000,
-                    batch_sound * 1000,
-                    bidi_byte * 1000,
-                    bidi_sound * 1000,
-                    fragment_s * 1000,
-                    reply_s * 1000,
-                    (bidi_byte - fragment_s) * 1000,
-                    (batch_byte - reply_s) * 1000,
-                    fragment_s / reply_s if reply_s else 1.0,
-                ]
-            )
-            print(
-                f"  reply {index}: batch first byte {batch_byte:.2f} s, bidi first sound {bidi_sound:.2f} s", flush=True
-            )
+            row: dict[str, CorpusTurns] = {}
+            for mode, url in agent_urls.items():
+                batch_byte, _ = await corpus_turn(client, url, reply, TurnMode.BATCH)
+                bidi_byte, bidi_sound = await corpus_turn(client, url, reply, TurnMode.BIDI)
+                row[mode] = CorpusTurns(batch_byte, bidi_byte, bidi_sound)
+            rows.append(row)
+            summary = (f"{m}: batch {t.batch_byte:.2f} s, bidi sound {t.bidi_sound:.2f} s" for m, t in row.items())
+            print(f"  reply {index}: " + ", ".join(summary), flush=True)
     return rows
 
 
 def corpus_main(count: int, rate: float) -> None:
     replies = list(REPLIES[:count])
-    with VoiceStack(agent_config=AgentConfig(model=ModelKind.SPEAK, speak_tokens_per_s=rate)) as stack:
-        rows = asyncio.run(measure_corpus(stack.agent_url, replies, rate))
-    ratios = [float(r[4]) / float(r[1]) for r in rows]  # type: ignore[arg-type]
+    agent = AgentConfig(model=ModelKind.SPEAK, speak_tokens_per_s=rate)
+    with contextlib.ExitStack() as stack_of:
+        urls: dict[str, str] = {}
+        for mode in CONTAINER_MODES:
+            container = ServerConfig.from_env({"KOKORO_STREAM_DECODER": mode})
+            tts = stack_of.enter_context(BackgroundServer(create_tts_app(container), name=f"kokoro-{mode}"))
+            wait_until_ready(tts.http_url)
+            stack = stack_of.enter_context(VoiceStack(tts_url=tts.ws_url + TTS_WS_PATH, agent_config=agent))
+            urls[mode] = stack.agent_url
+        rows = asyncio.run(measure_corpus(urls, replies))
+    table = []
+    for index, (reply, row) in enumerate(zip(replies, rows, strict=True)):
+        fragment_s, reply_s = written_at(reply, rate)
+        on, off = row["on"], row["off"]
+        table.append(
+            [
+                index,
+                off.batch_byte * 1000,
+                on.batch_byte * 1000,
+                off.bidi_sound * 1000,
+                on.bidi_sound * 1000,
+                fragment_s * 1000,
+                reply_s * 1000,
+                off.bidi_sound / off.batch_byte,
+                on.bidi_sound / on.batch_byte,
+                on.bidi_sound / off.batch_byte,
+                fragment_s / reply_s if reply_s else 1.0,
+            ]
+        )
     print_table(
-        f"Corpus ({len(replies)} replies), speak model at {rate:g} tokens/s, agent and container defaults: "
-        "bidi first sound vs batch first byte (ms). 'written': when the model had written what the segmenter "
-        "needs for the first piece (bidi) and the whole reply (batch); 'after writing': first byte minus that",
+        f"Corpus ({len(replies)} replies), speak model at {rate:g} tokens/s, agent defaults, the container with "
+        "KOKORO_STREAM_DECODER off and on (the default), interleaved reply by reply: bidi first sound vs batch first "
+        "byte (ms). 'written': when the model had written what the segmenter needs for the first piece (bidi) and "
+        "the whole reply (batch)",
         [
             "reply",
-            "batch first byte",
-            "batch first sound",
-            "bidi first byte",
-            "bidi first sound",
+            "batch first byte, off",
+            "batch first byte, on",
+            "bidi first sound, off",
+            "bidi first sound, on",
             "first piece written",
             "reply written",
-            "bidi after writing",
-            "batch after writing",
+            "ratio off",
+            "ratio on",
+            "ratio on / batch off",
             "floor (instant TTS)",
         ],
-        rows,
+        table,
     )
-    floors = [float(r[9]) for r in rows]  # type: ignore[arg-type]
-    print(
-        f"\nmedian over replies of bidi first sound / batch first byte: {statistics.median(ratios):.3f} "
-        f"(min {min(ratios):.3f}, max {max(ratios):.3f}); target <= 0.20"
-    )
+    for column, name in ((7, "container off"), (8, "container on (default)"), (9, "bidi on / batch off")):
+        ratios = [float(r[column]) for r in table]
+        print(
+            f"median over replies of bidi first sound / batch first byte, {name}: {statistics.median(ratios):.3f} "
+            f"(min {min(ratios):.3f}, max {max(ratios):.3f}); issue 21's target <= 0.40"
+        )
+    floors = [float(r[10]) for r in table]
     print(
         f"the same ratio with a TTS that took no time (first piece written / reply written): median "
         f"{statistics.median(floors):.3f} (min {min(floors):.3f}, max {max(floors):.3f})"

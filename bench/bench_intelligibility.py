@@ -50,7 +50,7 @@ from kokoro_server.silence import pcm16_to_float, silences
 TARGET_WER_MARGIN = 0.01
 TARGET_MEDIAN_S = 0.100
 NO_CUT = SpeechPolicy(first_fragment_words=None)
-"""The server's policy without the first-fragment cut (trims and pauses only)."""
+"""The server's policy without the first-fragment cut (trims, pauses and the streamed first sound)."""
 PAUSE_S = 0.1
 """A silence at least this long makes the onset after it a reference point."""
 

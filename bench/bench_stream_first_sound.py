@@ -1,7 +1,8 @@
 """First sound with the decoder streamed within a segment vs whole segments, side by side in one run (solo).
 
 For every corpus reply, a fresh session on one scheduler (1 worker, 2 threads as the server runs on 2 cores):
-the time from the request to its first non-empty PCM piece, and to its last; streaming on and off alternate per
+the time from the request to its first audible sound (a client playing from the first PCM piece:
+``benchlib.Listener``), and to its last piece; streaming on and off alternate per
 reply, so both see the same machine state. Streaming on is the server's ``KOKORO_STREAM_DECODER=on`` (only the
 segment a listener waits on, the first sound, streams; docs/server.md); ``every`` streams every segment. Prints
 medians and the ratio first sound / whole-reply synthesis (issue 21's target: <= 0.12), against the same
@@ -38,7 +39,8 @@ from relay_core.text.segmenter import split_sentences
 async def timed(
     engine: SpeechEngine, scheduler: Scheduler, text: str, *, timings: bool = False
 ) -> tuple[float, float, float]:
-    """First non-empty PCM piece, last piece (seconds after the request) and the longest stall after the first."""
+    """First audible sound (a listener playing from the first piece: benchlib.Listener), last piece (seconds after
+    the request) and the longest stall after the first piece."""
     timer = WordTimer(engine, request_id="bench") if timings else None
     speech = ScheduledSpeech(
         engine if timer is None else timer.engine,
@@ -49,16 +51,13 @@ async def timed(
         speed=1.0,
     )
     start = time.perf_counter()
-    first: float | None = None
     listener = Listener(sample_rate=engine.sample_rate)
     async for pcm in speech.pcm_segments():
         if timer is not None:
             timer.pending(speech)
         now = time.perf_counter() - start
         listener.arrive(pcm, now)
-        if pcm and first is None:
-            first = now
-    return (first or 0.0), time.perf_counter() - start, listener.longest_stall_s
+    return (listener.first_sound_s or 0.0), time.perf_counter() - start, listener.longest_stall_s
 
 
 def main(argv: list[str] | None = None) -> int:

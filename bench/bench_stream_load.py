@@ -1,14 +1,14 @@
 """Under load: the decoder streamed within a segment vs whole segments, side by side in one run (issue 21).
 
-``kokoro-server`` processes with their defaults, one with ``KOKORO_STREAM_DECODER=on`` (only the segment a listener
-is waiting on streams: a session's first sound; docs/server.md), with ``--every`` one more with
-``KOKORO_STREAM_DECODER=every`` (every segment streams, the first version), all up for the whole run but measured one
-at a time: ``--rounds`` rounds alternate off, on[, every] (so all see the same machine state), each round 8 sessions
-x 3 pipelined requests (three sentences of corpus replies per session, as bench_first_sound.py plans them;
-``--sessions``/``--requests`` change it), all sessions at once. Then, once per server, every session of the plan
-alone, one after another: a session's PCM must be identical solo and loaded. ``--baseline`` adds one round on
-bench/baseline_server.py (one whole request at a time behind one global lock), the issue's reference for the 8x3
-target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0).
+``kokoro-server`` processes with their defaults, one with ``KOKORO_STREAM_DECODER=off`` (whole segments), one with
+``on`` (the default: only the segment a listener is waiting on streams, a session's first sound; docs/server.md),
+with ``--every`` one more with ``KOKORO_STREAM_DECODER=every`` (every segment streams, the first version), all up
+for the whole run but measured one at a time: ``--rounds`` rounds alternate off, on[, every] (so all see the same
+machine state), each round 8 sessions x 3 pipelined requests (three sentences of corpus replies per session, as
+bench_first_sound.py plans them; ``--sessions``/``--requests`` change it), all sessions at once. Then, once per
+server, every session of the plan alone, one after another: a session's PCM must be identical solo and loaded.
+``--baseline`` adds one round on bench/baseline_server.py (one whole request at a time behind one global lock), the
+issue's reference for the 8x3 target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0).
 
 First sound is the first *audible* sample (-40 dBFS, kokoro_server.silence), as a client that starts playing at
 the first byte hears it (benchlib.speak_session). Prints, per server, p50/p95 of each session's first sound and
@@ -30,7 +30,7 @@ from bench_first_sound import STARTUP_S, alone, concurrency_sessions, crowd
 from benchlib import SessionAudio, median, percentile, print_table, run_baseline, run_server, speak_session
 
 SERVERS = {
-    "off": ({}, "streaming off (whole segments)"),
+    "off": ({"KOKORO_STREAM_DECODER": "off"}, "streaming off (whole segments)"),
     "on": ({"KOKORO_STREAM_DECODER": "on"}, "streaming on (the first sound streams)"),
     "every": ({"KOKORO_STREAM_DECODER": "every"}, "streaming every segment"),
 }
