@@ -92,7 +92,7 @@ def test_windows_covering_the_segment_give_the_whole_decode_exactly(torch_engine
     (whole,) = synth.decode_chunks(front, chunked=False)
     default = synth.schedule
     try:
-        synth.schedule = ChunkSchedule(margin_frames=10_000)
+        synth.schedule = ChunkSchedule(margin_frames=10_000, lead_context_frames=None)
         chunks = list(synth.decode_chunks(front))
     finally:
         synth.schedule = default

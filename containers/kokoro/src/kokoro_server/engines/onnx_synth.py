@@ -25,7 +25,7 @@ import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
 
 from kokoro_server.engines.base import FRAME_SAMPLES, SAMPLE_RATE, Rendered, StreamedRender
-from kokoro_server.engines.chunk_plan import ChunkSchedule, plan_chunks
+from kokoro_server.engines.chunk_plan import ChunkSchedule, decode_windows
 from kokoro_server.engines.errors import InferenceError, ModelFilesError
 from kokoro_server.engines.onnx_durations import GraphEditError, with_duration_output
 from kokoro_server.engines.onnx_split import ASR, DECODER_INPUTS, F0, SOURCE, N, SplitGraphs, split_model
@@ -218,12 +218,9 @@ class OnnxSynthesizer:
         assert self._decoder is not None
         assert self._split is not None
         frames = int(asr.shape[2])
-        if chunked:
-            chunks = plan_chunks(frames, lead_frames=durations[0] if durations else 0, schedule=self.schedule)
-            windows = [(c.window_start, c.window_end, c.start - c.window_start, c.end - c.window_start) for c in chunks]
-        else:
-            windows = [(0, frames, 0, frames)]
-        for lo, hi, keep_start, keep_end in windows:
+        lead = durations[0] if durations else 0
+        for window in decode_windows(frames, lead_frames=lead, schedule=self.schedule, chunked=chunked):
+            lo, hi = window.lo, window.hi
             feeds = {
                 ASR: asr[:, :, lo:hi],
                 F0: f0[:, 2 * lo : 2 * hi],
@@ -235,5 +232,4 @@ class OnnxSynthesizer:
                 (audio,) = self._decoder.run([self._split.audio_output], feeds)
             except _ORT_ERRORS as exc:
                 raise InferenceError(f"ONNX decoder failed on frames {lo}..{hi} ({exc}): retry the request") from exc
-            flat = np.asarray(audio, dtype=np.float32).reshape(-1)
-            yield flat[FRAME_SAMPLES * keep_start : FRAME_SAMPLES * keep_end]
+            yield window.crop(np.asarray(audio, dtype=np.float32).reshape(-1), FRAME_SAMPLES)

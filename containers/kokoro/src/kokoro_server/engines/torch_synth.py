@@ -31,7 +31,7 @@ import torch
 from kokoro.model import KModel
 
 from kokoro_server.engines.base import SAMPLE_RATE, Rendered, StreamedRender
-from kokoro_server.engines.chunk_plan import ChunkSchedule, plan_chunks
+from kokoro_server.engines.chunk_plan import ChunkSchedule, decode_windows
 from kokoro_server.engines.errors import InferenceError, ModelFilesError
 
 REPO_ID = "hexgrad/Kokoro-82M"
@@ -296,17 +296,10 @@ class TorchSynthesizer:
 
     def decode_chunks(self, front: FrontEnd, *, chunked: bool = True) -> Iterator[npt.NDArray[np.float32]]:
         """``front``'s audio, one decoder call per chunk of :attr:`schedule` (or one for the whole segment)."""
-        frames = front.frames
-        if chunked:
-            lead = front.durations[0] if front.durations else 0
-            windows = [
-                (c.window_start, c.window_end, c.start - c.window_start, c.end - c.window_start)
-                for c in plan_chunks(frames, lead_frames=lead, schedule=self.schedule)
-            ]
-        else:
-            windows = [(0, frames, 0, frames)]
         per_frame = self.frame_samples
-        for lo, hi, keep_start, keep_end in windows:
+        lead = front.durations[0] if front.durations else 0
+        for window in decode_windows(front.frames, lead_frames=lead, schedule=self.schedule, chunked=chunked):
+            lo, hi = window.lo, window.hi
             try:
                 with torch.inference_mode():
                     audio = decode(
@@ -319,7 +312,4 @@ class TorchSynthesizer:
                     )
             except RuntimeError as exc:
                 raise InferenceError(f"torch decoder failed on frames {lo}..{hi} ({exc}): retry the request") from exc
-            flat: npt.NDArray[np.float32] = (
-                audio[per_frame * keep_start : per_frame * keep_end].detach().float().cpu().numpy().astype(np.float32)
-            )
-            yield flat
+            yield window.crop(audio.detach().float().cpu().numpy().astype(np.float32).reshape(-1), per_frame)
