@@ -16,7 +16,7 @@ stalls that listener hears (playback reaching audio that has not arrived yet), a
 time. Then Whisper base hears every reply under each rule (``speak_offline``, the audio a request gets) and the WER
 differences are paired with a 95 % bootstrap interval (bench/wer_stats.py).
 
-    uv run python bench/bench_first_fragment_rule.py [--replies N] [--no-wer]
+    uv run python bench/bench_first_fragment_rule.py [--replies N] [--wer-replies N] [--no-wer]
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = schedule_parser(__doc__.splitlines()[0])
     parser.set_defaults(replies=34)
     parser.add_argument("--no-wer", action="store_true", help="first sound and stalls only")
+    parser.add_argument("--wer-replies", type=int, default=len(WER_REPLIES), help="replies Whisper hears per rule")
     args = parser.parse_args(argv)
     engine = engine_with_schedule(args)
     schedulers = {name: Scheduler(workers=1, name=name, speech=policy) for name, policy in RULES.items()}
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     for scheduler in schedulers.values():
         scheduler.shutdown()
     if not args.no_wer:
-        report_wer(engine, texts)
+        report_wer(engine, [t for t in WER_REPLIES[: args.wer_replies] if len(t.split()) > 1])
     return 0
 
 

@@ -1,81 +1,141 @@
 """Streamed (chunked decoder) vs whole-segment audio over the corpus: does streaming sound the same?
 
-Per corpus reply (first planned segment, default voice, the real int8 model): the log-mel distance and SNR between
-the chunked decode and the whole-segment decode, and the largest sample step at chunk seams against the largest
-inside chunks.
-``--wer`` adds Whisper-base WER over the corpus, streamed vs whole (tests/asr_support.py, offline).
+Per corpus reply (first planned segment, default voice, the real int8 model), two streamed arms against the
+whole-segment decode, side by side: the engine's schedule (or the one the options give) and the same schedule with
+``--versus-lead-context`` (default ``all``: every frame of the model's leading padding decoded, as before the first
+chunk skipped it). Measured on what a listener hears, from the whole decode's first audible sample less the silence
+policy's 10 ms (the padding before it is trimmed either way): the log-mel distance and SNR to the whole decode, the
+largest sample step at chunk seams against the largest inside chunks, and the first window's decoder time.
+``--wer`` adds Whisper-base WER of the three over the segments (``--wer-corpus``: the 83 WER replies), each arm
+paired against the whole decode with a 95 % bootstrap interval (bench/wer_stats.py).
 
-    uv run python bench/bench_streaming_quality.py [--wer] [--margin 16] [--first 12] [--later 48]
+    uv run python bench/bench_streaming_quality.py [--wer] [--wer-corpus] [--versus-lead-context all]
+        [--margin 32] [--first 12] [--later 48] [--growth 2] [--lead-context 4]
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import statistics
 import sys
+import time
 
 import numpy as np
+import numpy.typing as npt
 from bench_intelligibility import load_asr_support
 from benchlib import print_table
-from corpus import REPLIES
+from corpus import REPLIES, WER_REPLIES
+from stream_options import engine_with_schedule, schedule_of, schedule_parser
+from wer_stats import edits_per_text, paired_difference
 
-from kokoro_server.engines import EngineConfig, load_engine
-from kokoro_server.engines.chunk_plan import ChunkSchedule
+from kokoro_server.engines import Engine, Segment
 from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.pcm import float_to_pcm16
+from kokoro_server.silence import SilencePolicy, first_audible_sample
 from kokoro_server.stream_quality import log_mel_distance, seam_jumps, snr_db
+
+Audio = npt.NDArray[np.float32]
+
+
+@dataclasses.dataclass
+class Arm:
+    """One streamed arm: its per-segment measures and audio."""
+
+    name: str
+    log_mel: list[float] = dataclasses.field(default_factory=list)
+    snr: list[float] = dataclasses.field(default_factory=list)
+    seam_ratio: list[float] = dataclasses.field(default_factory=list)
+    first_window_s: list[float] = dataclasses.field(default_factory=list)
+    pcm: list[bytes] = dataclasses.field(default_factory=list)
+
+
+def streamed(engine: Engine, segment: Segment, voice: str) -> tuple[list[Audio], float]:
+    """The segment's chunks and the time from the request to the first chunk (front end + first window)."""
+    start = time.perf_counter()
+    chunks = engine.render_stream(segment, voice=voice, speed=1.0).chunks
+    first = next(chunks)
+    elapsed = time.perf_counter() - start
+    return [first, *chunks], elapsed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wer", action="store_true", help="also Whisper WER, streamed vs whole")
-    parser.add_argument("--margin", type=int, default=ChunkSchedule().margin_frames)
-    parser.add_argument("--first", type=int, default=ChunkSchedule().first_frames)
-    parser.add_argument("--later", type=int, default=ChunkSchedule().later_frames)
-    parser.add_argument("--replies", type=int, default=len(REPLIES))
+    parser = schedule_parser(__doc__.splitlines()[0])
+    parser.add_argument("--wer", action="store_true", help="also Whisper WER, each arm vs whole")
+    parser.add_argument("--wer-corpus", action="store_true", help="the 83 WER replies instead of the 34")
+    parser.add_argument(
+        "--versus-lead-context",
+        type=lambda value: None if value == "all" else int(value),
+        default=None,
+        help="the second arm's leading-padding frames decoded ('all': every one)",
+    )
     args = parser.parse_args(argv)
-    engine = load_engine(EngineConfig(threads=2))
+    engine = engine_with_schedule(args)
     synth = engine._synthesizer
     assert isinstance(synth, OnnxSynthesizer)
-    synth.schedule = ChunkSchedule(first_frames=args.first, later_frames=args.later, margin_frames=args.margin)
+    schedules = {
+        f"lead context {args.lead_context}": synth.schedule,
+        f"lead context {args.versus_lead_context or 'all'}": dataclasses.replace(
+            synth.schedule, lead_context_frames=args.versus_lead_context
+        ),
+    }
+    arms = {name: Arm(name) for name in schedules}
     voice = engine.default_voice
-    rows = []
-    whole_pcm: list[bytes] = []
-    streamed_pcm: list[bytes] = []
+    keep_head = round(SilencePolicy().keep_head_ms * engine.sample_rate / 1000)
+    corpus = WER_REPLIES if args.wer_corpus else REPLIES
     texts: list[str] = []
-    for text in REPLIES[: args.replies]:
+    whole_pcm: list[bytes] = []
+    for index, text in enumerate(corpus[: args.replies]):
         segment = engine.plan(text, voice=voice, speed=1.0)[0]
         whole = engine.render(segment, voice=voice, speed=1.0)
-        chunks = list(engine.render_stream(segment, voice=voice, speed=1.0).chunks)
-        streamed = np.concatenate(chunks)
-        seams = list(np.cumsum([len(c) for c in chunks])[:-1])
-        seam, inside = seam_jumps(streamed, seams)
-        rows.append(
-            (len(segment.tokens), len(chunks), log_mel_distance(whole, streamed), snr_db(whole, streamed), seam, inside)
-        )
-        whole_pcm.append(float_to_pcm16(whole))
-        streamed_pcm.append(float_to_pcm16(streamed))
+        heard = max(0, (first_audible_sample(whole, engine.sample_rate) or 0) - keep_head)
+        names = list(schedules)
+        for name in names[index % 2 :] + names[: index % 2]:  # alternate which arm runs first
+            synth.schedule = schedules[name]
+            chunks, first_s = streamed(engine, segment, voice)
+            audio = np.concatenate(chunks)
+            arm = arms[name]
+            seam, inside = seam_jumps(audio[heard:], [s - heard for s in np.cumsum([len(c) for c in chunks])[:-1]])
+            arm.log_mel.append(log_mel_distance(whole[heard:], audio[heard:]))
+            arm.snr.append(snr_db(whole[heard:], audio[heard:]))
+            arm.seam_ratio.append(seam / inside if inside > 0 else 0.0)
+            arm.first_window_s.append(first_s)
+            arm.pcm.append(float_to_pcm16(audio[heard:]))
+        whole_pcm.append(float_to_pcm16(whole[heard:]))
         texts.append(segment.text)
     print_table(
-        f"streamed vs whole: first {args.first} frames, later {args.later}, margin {args.margin} (25 ms frames)",
-        ("tokens", "chunks", "log-mel dist", "SNR dB", "max seam step", "max inside step"),
-        [(t, c, f"{d:.3f}", f"{s:.1f}", f"{a:.4f}", f"{b:.4f}") for t, c, d, s, a, b in rows],
+        f"streamed vs whole over {len(texts)} first segments, on what a listener hears; {schedule_of(engine)}",
+        (
+            "arm",
+            "log-mel median (max)",
+            "SNR dB median (min)",
+            "seam step / inside step, median (max)",
+            "front end + first window ms, median",
+        ),
+        [
+            (
+                arm.name,
+                f"{statistics.median(arm.log_mel):.3f} ({max(arm.log_mel):.3f})",
+                f"{statistics.median(arm.snr):.1f} ({min(arm.snr):.1f})",
+                f"{statistics.median(arm.seam_ratio):.3f} ({max(arm.seam_ratio):.3f})",
+                f"{statistics.median(arm.first_window_s) * 1000:.0f}",
+            )
+            for arm in arms.values()
+        ],
     )
-    dists = [r[2] for r in rows]
-    ratio = [r[4] / r[5] for r in rows if r[5] > 0]
-    print(f"log-mel distance: median {statistics.median(dists):.3f}, max {max(dists):.3f}")
-    print(f"SNR dB: median {statistics.median(r[3] for r in rows):.1f}, min {min(r[3] for r in rows):.1f}")
-    print(f"seam step / inside step: median {statistics.median(ratio):.3f}, max {max(ratio):.3f}")
     if args.wer:
         asr = load_asr_support()
         model = asr.load_whisper()
-        hear = [asr.transcribe(model, pcm) for pcm in whole_pcm]
-        hear_s = [asr.transcribe(model, pcm) for pcm in streamed_pcm]
-        wer_whole = asr.word_error_rate(texts, hear)
-        wer_stream = asr.word_error_rate(texts, hear_s)
-        print(
-            f"Whisper-base WER over {len(texts)} segments: whole {wer_whole:.4f}, streamed {wer_stream:.4f}, "
-            f"difference {wer_stream - wer_whole:+.4f} (target <= +0.005)"
+        words = [len(asr.normalise(text)) for text in texts]
+
+        def edits(pcm: list[bytes]) -> list[int]:
+            return edits_per_text(texts, [asr.transcribe(model, p) for p in pcm], asr.word_error_rate, words)
+
+        whole_edits = edits(whole_pcm)
+        print_table(
+            f"Whisper-base WER over {len(texts)} first segments ({sum(words)} words), each arm vs the whole decode; "
+            "paired, 95 % bootstrap interval (target <= +0.005)",
+            ("arm", "WER whole", "WER streamed", "streamed - whole", "95 % interval"),
+            [(arm.name, *paired_difference(words, whole_edits, edits(arm.pcm)).row()) for arm in arms.values()],
         )
     return 0
 

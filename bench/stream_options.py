@@ -12,8 +12,8 @@ from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 
 
 def schedule_parser(description: str) -> argparse.ArgumentParser:
-    """``--replies`` and the chunk schedule (``--margin``, ``--first``, ``--later``, ``--growth``; defaults: the
-    engine's own schedule)."""
+    """``--replies`` and the chunk schedule (``--margin``, ``--first``, ``--later``, ``--growth``,
+    ``--lead-context``; defaults: the engine's own schedule)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--replies", type=int, default=len(REPLIES))
     default = ChunkSchedule()
@@ -21,6 +21,12 @@ def schedule_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--first", type=int, default=default.first_frames)
     parser.add_argument("--later", type=int, default=default.later_frames)
     parser.add_argument("--growth", type=int, default=default.growth)
+    parser.add_argument(
+        "--lead-context",
+        type=lambda value: None if value == "all" else int(value),
+        default=default.lead_context_frames,
+        help="leading-padding frames the first chunk decodes ('all': every one)",
+    )
     return parser
 
 
@@ -30,7 +36,11 @@ def engine_with_schedule(args: argparse.Namespace) -> Engine:
     synth = engine._synthesizer
     assert isinstance(synth, OnnxSynthesizer)
     synth.schedule = ChunkSchedule(
-        first_frames=args.first, later_frames=args.later, margin_frames=args.margin, growth=args.growth
+        first_frames=args.first,
+        later_frames=args.later,
+        margin_frames=args.margin,
+        growth=args.growth,
+        lead_context_frames=args.lead_context,
     )
     return engine
 
