@@ -3,8 +3,11 @@
 KModel with the weights converted from the int8 ONNX (or --weights DIR), on --device (cuda on a GPU
 machine), per precision: fp32, and bf16/fp16 autocast (ops without a half kernel, like the STFT,
 stay fp32). Each session is a thread that speaks the reference text's sentences one after another
-(sequential per session, as the server does); sessions share one model. Prints Markdown tables.
-``--smoke`` runs small numbers on CPU so the script itself is verified without a GPU.
+(sequential per session, as the server does); sessions share one model. Then streaming within a segment on and
+off (issue 21) through the server's torch engine (fp32, the same ``ChunkSchedule`` as the CPU): per corpus reply,
+its first segment's time to the first decoded chunk (front end + first window, what ``KOKORO_STREAM_DECODER=on``
+waits for) against the whole segment's render (what ``off`` waits for), and the streamed segment's total time.
+Prints Markdown tables. ``--smoke`` runs small numbers on CPU so the script itself is verified without a GPU.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 from benchlib import REFERENCE_TEXT, median, percentile, print_table
+from corpus import REPLIES
 
 from kokoro_server.convert import ensure_converted_weights
 from kokoro_server.convert.verify import load_kmodel
@@ -99,6 +103,36 @@ def throughput(speaker: Speaker, sessions: int, per_session: int) -> float:
     return sum(produced) / (time.perf_counter() - started)
 
 
+def streaming_on_off(weights: Path, device: str, replies: int) -> list[list[object]]:
+    """Per corpus reply's first segment, the torch engine's first chunk and whole render, alternating (seconds)."""
+    engine = load_engine(EngineConfig(engine="torch", weights_dir=weights, device=device))
+    segments = [engine.plan(text, voice=VOICE, speed=1.0)[0] for text in REPLIES[:replies]]
+    for segment in segments[:2]:  # warm-up: kernels for both paths
+        engine.render(segment, voice=VOICE, speed=1.0)
+        list(engine.render_stream(segment, voice=VOICE, speed=1.0).chunks)
+    first, whole, streamed = [], [], []
+    for segment in segments:
+        started = time.perf_counter()
+        chunks = engine.render_stream(segment, voice=VOICE, speed=1.0).chunks
+        next(chunks)  # numpy on the host: the device has finished this chunk
+        first.append(time.perf_counter() - started)
+        for _ in chunks:
+            pass
+        streamed.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        engine.render(segment, voice=VOICE, speed=1.0)
+        whole.append(time.perf_counter() - started)
+    return [
+        [
+            len(segments),
+            median(first) * 1000,
+            median(whole) * 1000,
+            median([f / w for f, w in zip(first, whole, strict=True)]),
+            median([s / w for s, w in zip(streamed, whole, strict=True)]),
+        ]
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -107,10 +141,12 @@ def main() -> None:
     parser.add_argument("--sessions", default="1,8,32,64")
     parser.add_argument("--per-session", type=int, default=4, help="sentences each session speaks")
     parser.add_argument("--ttfa-runs", type=int, default=20)
+    parser.add_argument("--stream-replies", type=int, default=len(REPLIES), help="replies for streaming on/off")
     parser.add_argument("--smoke", action="store_true", help="CPU, fp32+bf16, sessions 1,2, tiny counts")
     args = parser.parse_args()
     if args.smoke:
         args.device, args.precisions, args.sessions, args.per_session, args.ttfa_runs = "cpu", "fp32,bf16", "1,2", 1, 2
+        args.stream_replies = 3
     weights = args.weights or ensure_converted_weights()
     name = (
         torch.cuda.get_device_name(0) if args.device.startswith("cuda") else f"cpu ({torch.get_num_threads()} threads)"
@@ -135,6 +171,17 @@ def main() -> None:
         f"Audio seconds per second by concurrent sessions ({name})",
         ["precision", *[f"{n} sessions" for n in sessions]],
         rate_rows,
+    )
+    print_table(
+        f"Streaming within a segment, torch engine fp32, first segments of corpus replies ({name})",
+        [
+            "segments",
+            "first chunk ms (on), median",
+            "whole segment ms (off), median",
+            "first chunk / whole",
+            "streamed segment / whole",
+        ],
+        streaming_on_off(weights, args.device, args.stream_replies),
     )
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Torch engine on CUDA: set up, convert the weights, run bench_torch_gpu.py (fp32, bf16, fp16).
-# Usage: bash bench/gpu.sh            (GPU machine: TTFA at 1 session, audio s/s at 1, 8, 32, 64 sessions)
+# Usage: bash bench/gpu.sh            (GPU machine: TTFA at 1 session, audio s/s at 1, 8, 32, 64 sessions,
+#                                      and streaming within a segment on vs off through the torch engine)
 #        bash bench/gpu.sh --smoke    (CPU, small numbers: verifies the script end to end)
 # Extra arguments are passed to bench/bench_torch_gpu.py. Works offline from the locked environment.
 set -euo pipefail
