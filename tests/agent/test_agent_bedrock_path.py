@@ -120,7 +120,7 @@ def test_a_mid_stream_model_error_ends_the_turn_with_model_failed(tts_server: An
     assert _reply(events) == "Hello there.", "the text written before the error still reached the client"
 
 
-def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_a_second(
+def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_two_seconds(
     tts_server: Any, bedrock_env: Any
 ) -> None:
     runtime = bedrock_env.runtime
@@ -141,9 +141,11 @@ def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_a_second(
         raise AssertionError("no text before the turn ended")
 
     cancelled = asyncio.run(asyncio.wait_for(go(), 120))
-    while runtime.active and time.monotonic() - cancelled < 1.0:
+    # the story would run for 400 tokens (tens of seconds here); two seconds leave room for one token's forward
+    # pass on a loaded test machine
+    while runtime.active and time.monotonic() - cancelled < 2.0:
         time.sleep(0.02)
-    assert runtime.active == 0, "the model still generates a second after the barge-in"
+    assert runtime.active == 0, "the model still generates two seconds after the barge-in"
 
 
 def _between(words: list[WordTiming], heard: int) -> int:
