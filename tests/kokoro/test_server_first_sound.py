@@ -56,14 +56,16 @@ def test_every_transport_speaks_by_the_same_policy(onnx_engine: Engine, tts_serv
     raw = speak_offline(onnx_engine, FIRST, voice=voice, policy=RAW)
 
     got = asyncio.run(asyncio.wait_for(session_pcm(tts_server.ws_url, [FIRST, SECOND]), 240))
-    uncut = speak_offline(onnx_engine, FIRST, voice=voice, first_fragment_words=0)
+    cut = speak_offline(onnx_engine, FIRST, voice=voice, first_fragment_words=4)
     with httpx.Client(base_url=tts_server.http_url, timeout=240) as http:
         answer = http.post("/invocations", json={"text": FIRST, "format": "pcm"})
-        asked = http.post("/invocations", json={"text": FIRST, "format": "pcm", "first_fragment_words": 0})
+        asked = http.post("/invocations", json={"text": FIRST, "format": "pcm", "first_fragment_words": 4})
     assert answer.status_code == 200
-    # a request may turn the first-fragment cut off: one segment instead of two, so different audio
-    assert asked.content == uncut
-    assert uncut != alone
+    # with the decoder streamed (the default) the server leaves the first sentence whole; a request may still ask
+    # for the first-fragment cut: two segments instead of one, so different audio
+    assert alone == speak_offline(onnx_engine, FIRST, voice=voice, first_fragment_words=0)
+    assert asked.content == cut
+    assert cut != alone
 
     # identical input gives identical PCM, on the WebSocket and over HTTP alike
     assert got["r0"] == alone

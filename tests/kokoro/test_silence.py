@@ -154,5 +154,10 @@ def test_speech_policy_first_fragment_default_applies_until_something_is_heard()
     assert policy.fragment_words(None, heard=True) is None
     assert policy.fragment_words(0, heard=False) is None
     assert policy.fragment_words(2, heard=True) == 2
+    # with the decoder streamed the default leaves the first sentence whole; a request's own choice still cuts
+    assert policy.fragment_words(None, heard=False, streams=True) is None
+    assert policy.fragment_words(3, heard=False, streams=True) == 3
+    whole = SpeechPolicy(first_fragment_words=4, stream_decoder=False)
+    assert whole.fragment_words(None, heard=False, streams=True) == 4  # an engine that streams, streaming off
     with pytest.raises(ValueError, match="first_fragment_words"):
         SpeechPolicy(first_fragment_words=0)

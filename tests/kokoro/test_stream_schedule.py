@@ -38,7 +38,8 @@ ON = SpeechPolicy(stream_decoder=True)
 FIRST_ONLY = SpeechPolicy(stream_decoder=True, stream_ahead_ratio=0)
 """Only the first sound streams (no later segment counts as waited on)."""
 EVERY = SpeechPolicy(stream_decoder=True, stream_every_segment=True)
-OFF = SpeechPolicy(stream_decoder=False)
+OFF = SpeechPolicy(stream_decoder=False, first_fragment_words=None)
+"""Streaming off, planned as streaming on plans (no first-fragment cut), so the segments line up."""
 
 
 @pytest.mark.parametrize(
@@ -195,6 +196,7 @@ def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(onnx_engine
     first sound is streaming off's PCM bit for bit."""
     results, calls = _run(onnx_engine, FIRST_ONLY, SESSIONS)
     off_results, _ = _run(onnx_engine, OFF, SESSIONS)
+    later_checked = 0
     for index, (texts, requests, off) in enumerate(zip(SESSIONS, results, off_results, strict=True)):
         label = f"s{index}"
         assert b"".join(b"".join(pieces) for pieces in requests) == _offline(onnx_engine, texts, FIRST_ONLY), (
@@ -203,15 +205,17 @@ def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(onnx_engine
         mine = [(text, chunk) for who, text, chunk in calls if who == label]
         segments = list(dict.fromkeys(text for text, _ in mine))
         chunks = {text: [chunk for t, chunk in mine if t == text] for text in segments}
-        assert len(segments) >= 3
+        assert len(segments) >= 2
         assert len(chunks[segments[0]]) >= 2 and chunks[segments[0]][0] == 1, "the first sound is streamed"
         assert all(chunks[text] == [0] for text in segments[1:]), "every later segment is decoded whole"
         # streaming off gives one piece per segment; after the first segment, streaming on gives the same pieces
         later = len(off[0]) - 1
-        assert later >= 1
-        assert requests[0][len(requests[0]) - later :] == off[0][1:], "later segments are streaming off's PCM"
+        if later:
+            assert requests[0][len(requests[0]) - later :] == off[0][1:], "later segments are streaming off's PCM"
+            later_checked += 1
         assert requests[0][: len(requests[0]) - later] != off[0][:1], "the first segment is the streamed decode"
         assert requests[1:] == off[1:], "a later request is streaming off's PCM"
+    assert later_checked, "some session's first request has segments after its first sound"
 
 
 def test_a_long_segment_right_after_a_short_first_sound_streams_too(onnx_engine: Engine) -> None:

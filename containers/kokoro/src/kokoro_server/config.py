@@ -15,7 +15,8 @@ Environment variables (all optional):
   model's raw output. ``KOKORO_SENTENCE_PAUSE_MS`` (default 250), ``KOKORO_PARAGRAPH_PAUSE_MS`` (default 380),
   ``KOKORO_CLAUSE_PAUSE_MS`` (default 120): the pauses (kokoro_server.silence).
 - ``KOKORO_FIRST_FRAGMENT_WORDS``: the first segment of a session that has heard nothing yet ends at the first
-  clause mark or phrase boundary after this many words (default 4; ``0`` or ``off`` turns it off).
+  clause mark or phrase boundary after this many words, when that segment is decoded whole (streaming off, or an
+  engine that cannot stream; default 4; ``0`` or ``off`` turns it off).
 - ``KOKORO_STREAM_DECODER``: ``on`` (default) decodes a segment a listener is waiting on (the first sound of a
   session, or a long segment right after a short one) in chunks and sends each chunk's audio as it exists, every
   other segment whole; ``every`` streams every segment (docs/server.md, streaming within a segment); ``off`` renders

@@ -27,15 +27,16 @@ class SpeechPolicy:
 
     silence: SilencePolicy = field(default_factory=SilencePolicy)
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
-    """Server default for the first segment of a session that has heard nothing yet; None turns it off. A
-    request may override it (``first_fragment_words`` on ``synthesize`` and ``/invocations``; 0 = off)."""
+    """Server default for the first segment of a session that has heard nothing yet, when that segment is decoded
+    whole (streaming off, or an engine that cannot stream); None turns it off. A request may ask for a cut in any
+    case (``first_fragment_words`` on ``synthesize`` and ``/invocations``; 0 = off)."""
     stream_decoder: bool = True
     """Decode a segment a listener is waiting on chunk by chunk and send each chunk's audio as it exists (an engine
     that can: the split int8 ONNX model, the torch engine), instead of the whole segment at once; which segments
     those are: :meth:`streams_segment`."""
     stream_every_segment: bool = False
     """With :attr:`stream_decoder`: stream every segment, not only those a listener is waiting on (each segment's
-    audio then starts after one small chunk, at 1.78x the decoder's work: docs/benchmarks.md §11)."""
+    audio then starts after one small chunk, at 1.78x the decoder's work: docs/benchmarks.md §12)."""
     stream_ahead_ratio: float = 0.5
     """After a session's first sound, a later segment of the same request still streams while the request's audio
     already sent is shorter than this fraction of the segment's estimated audio. The listener's buffer after a
@@ -73,13 +74,18 @@ class SpeechPolicy:
             return True
         return sent_s < self.stream_ahead_ratio * tokens * SECONDS_PER_TOKEN / speed
 
-    def fragment_words(self, requested: int | None, *, heard: bool) -> int | None:
+    def fragment_words(self, requested: int | None, *, heard: bool, streams: bool = False) -> int | None:
         """The first-fragment words for one request: the request's own choice (0 = off) if it made one, else the
         server default while the session has heard nothing yet (later requests of a session are already
-        queued behind audio that is playing, so cutting them gains nothing)."""
+        queued behind audio that is playing, so cutting them gains nothing) and its first segment would be decoded
+        whole. ``streams``: the engine streams its decoder under this policy (:attr:`stream_decoder`); the first
+        sound then comes after one chunk whatever the segment's length, so the cut buys no time and the default
+        leaves the first sentence whole (docs/server.md, *The first-fragment cut with streaming*)."""
         if requested is not None:
             return requested or None
-        return None if heard else self.first_fragment_words
+        if heard or (streams and self.stream_decoder):
+            return None
+        return self.first_fragment_words
 
 
 RAW = SpeechPolicy(silence=SilencePolicy(enabled=False), first_fragment_words=None, stream_decoder=False)

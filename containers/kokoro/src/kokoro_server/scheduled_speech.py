@@ -4,8 +4,9 @@ Used by every route (WebSocket, ``/invocations``, OpenAI), so all of them stream
 same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
 
 - the plan (G2P and splitting into segments of at most 510 tokens) runs off the event loop first, so bad input
-  fails before any audio. While the session has heard nothing yet (or when the request asks for it), the first
-  segment is cut early at a clause mark or phrase boundary (:func:`relay_core.text.segmenter.first_fragment`);
+  fails before any audio. When the request asks for it, or by default while the session has heard nothing yet
+  and the decoder does not stream, the first segment is cut early at a clause mark or phrase boundary
+  (:func:`relay_core.text.segmenter.first_fragment`);
 - each segment is rendered as one scheduler job (first fragments of sessions still waiting for their first sound
   go first) and shaped by :mod:`kokoro_server.silence` on the worker thread: the model's padding trimmed, and the
   pause for the boundary before it put in front (none before the first sound of a session; a sentence pause
@@ -112,11 +113,11 @@ def speak_offline(
     the server default; ``first_fragment_words`` as a request gives it), computed in this thread without a server:
     the reference for tests and benchmarks."""
     policy = policy if policy is not None else SpeechPolicy()
-    words = policy.fragment_words(first_fragment_words, heard=previous is not None)
+    streams = bool(getattr(engine, "streams", False))
+    words = policy.fragment_words(first_fragment_words, heard=previous is not None, streams=streams)
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
     out = bytearray()
-    streams = bool(getattr(engine, "streams", False))
     for planned in plan:
         boundary = planned.boundary if heard else Boundary.START
         sent_s = len(out) / (limits.SAMPLE_WIDTH_BYTES * engine.sample_rate)
@@ -163,7 +164,9 @@ class ScheduledSpeech:
         self.voice = voice
         self.speed = speed
         self.policy = scheduler.speech
-        self.fragment_words = self.policy.fragment_words(first_fragment_words, heard=session.heard)
+        self.fragment_words = self.policy.fragment_words(
+            first_fragment_words, heard=session.heard, streams=bool(getattr(engine, "streams", False))
+        )
         self.started = time.perf_counter()
         self.first_audio_s: float | None = None
         self.audio_bytes = 0
