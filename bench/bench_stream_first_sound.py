@@ -11,15 +11,17 @@ after the first sound has a shorter whole reply, not a later first sound), the m
 first sentence has >= 8 words (target <= 500 ms), and the longest stall after the first sound: how long a client
 that plays from the first piece waits with nothing to play (the decoder falling behind the audio). ``--timings``
 adds streaming on with word timings asked for (as the agent always asks): its audio is held back to the end of the
-last word already timed (docs/server.md), which is what this row prices.
+last word already timed (docs/server.md), which is what this row prices. ``--also-first N`` adds streaming on with
+N audible frames in the first chunk instead of the schedule's (the first sound against the stall after it).
 
     uv run python bench/bench_stream_first_sound.py [--replies N] [--margin 16] [--first 12] [--later 48] [--growth 1]
-        [--timings] [--no-every]
+        [--timings] [--no-every] [--also-first 24]
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import sys
 import time
@@ -28,6 +30,7 @@ from benchlib import Listener, print_table
 from corpus import REPLIES
 from stream_options import engine_with_schedule, schedule_of, schedule_parser
 
+from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech
@@ -64,24 +67,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = schedule_parser(__doc__.splitlines()[0])
     parser.add_argument("--timings", action="store_true", help="also streaming on with word timings asked for")
     parser.add_argument("--no-every", action="store_true", help="leave out KOKORO_STREAM_DECODER=every")
+    parser.add_argument(
+        "--also-first",
+        type=int,
+        action="append",
+        default=[],
+        help="also streaming on with this many audible frames in the first chunk (repeatable)",
+    )
     args = parser.parse_args(argv)
     engine = engine_with_schedule(args)
+    synth = engine._synthesizer
+    assert isinstance(synth, OnnxSynthesizer)
+    schedules = {"": synth.schedule} | {
+        f", first {n}": dataclasses.replace(synth.schedule, first_frames=n) for n in args.also_first
+    }
     policies = {
         "off": SpeechPolicy(stream_decoder=False),
         "on": SpeechPolicy(stream_decoder=True),
         "every": SpeechPolicy(stream_decoder=True, stream_every_segment=True),
     }
     schedulers = {name: Scheduler(workers=1, name=f"s-{name}", speech=p) for name, p in policies.items()}
-    configs = {"off": ("off", False), "on": ("on", False)}
+    configs = {"off": ("off", False, ""), "on": ("on", False, "")}
+    configs |= {f"on{label}": ("on", False, label) for label in schedules if label}
     if not args.no_every:
-        configs["every"] = ("every", False)
+        configs["every"] = ("every", False, "")
     if args.timings:
-        configs["on, timed"] = ("on", True)
+        configs["on, timed"] = ("on", True, "")
     results: dict[str, list[tuple[str, float, float, float]]] = {name: [] for name in configs}
     texts = [t for t in REPLIES[: args.replies] if len(t.split()) > 1]
     asyncio.run(timed(engine, schedulers["on"], texts[0]))  # warm-up
     for text in texts:
-        for name, (policy, with_timings) in configs.items():
+        for name, (policy, with_timings, schedule) in configs.items():
+            synth.schedule = schedules[schedule]
             first, total, stall = asyncio.run(timed(engine, schedulers[policy], text, timings=with_timings))
             results[name].append((text, first, total, stall))
     off_total = [r[2] for r in results["off"]]
