@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             synth.schedule = schedules[schedule]
             first, total, stall = asyncio.run(timed(engine, schedulers[policy], text, timings=with_timings))
             results[name].append((text, first, total, stall))
+    synth.schedule = schedules[""]  # the tables name the base schedule
     off_total = [r[2] for r in results["off"]]
     rows = []
     for name in configs:
