@@ -60,6 +60,15 @@ def test_chunk_plan_tiles_and_windows_contain_chunks(frames: int, lead: int) -> 
     assert chunks[0].silent_frames == max(0, min(lead - 8, chunks[0].end - 1))
 
 
+def test_a_segment_the_first_window_covers_is_one_chunk() -> None:
+    """When the first window reaches the segment's end, the first chunk takes the whole segment (a second window
+    would decode it all again); one frame more and it splits."""
+    schedule = ChunkSchedule(first_frames=12, later_frames=48, margin_frames=32)
+    (only,) = plan_chunks(13 + 12 + 32, lead_frames=13, schedule=schedule)
+    assert (only.start, only.end, only.window_start, only.window_end, only.silent_frames) == (0, 57, 5, 57, 5)
+    assert [(c.start, c.end) for c in plan_chunks(58, lead_frames=13, schedule=schedule)] == [(0, 25), (25, 58)]
+
+
 def test_the_first_chunk_skips_the_padding_before_its_lead_context() -> None:
     """Leading padding beyond lead_context_frames is not decoded (silent frames); None decodes all of it."""
     skipping = plan_chunks(100, lead_frames=13, schedule=ChunkSchedule(lead_context_frames=8))

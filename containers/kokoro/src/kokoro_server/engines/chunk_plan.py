@@ -11,7 +11,8 @@ is silence the silence policy trims anyway, given as zeros (the first sound no l
 
 Guarantees: the chunks tile ``[0, frames)`` in order with no gap or overlap; every window contains its chunk's
 decoded part ``[start + silent_frames, end)``; only the first chunk has silent frames, and it keeps at least one
-decoded frame.
+decoded frame. A segment whose first window would reach its end anyway (a short one) is one chunk: streaming it
+would decode it twice for no earlier sound.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ def plan_chunks(frames: int, *, lead_frames: int, schedule: ChunkSchedule) -> li
     chunks: list[Chunk] = []
     start = 0
     end = min(frames, max(0, lead_frames) + schedule.first_frames)
+    if end + schedule.margin_frames >= frames:
+        end = frames  # the first window reaches the segment's end anyway: one window, no second decode of it
     size = schedule.later_frames
     context = schedule.lead_context_frames
     silent = 0 if context is None else max(0, min(lead_frames - context, end - 1))
