@@ -133,7 +133,11 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: E
     assert len(got) >= 3
     torch.manual_seed(SEED)
     reference = speak_offline(torch_engine, text, voice=VOICE, policy=policy)
-    assert b"".join(got) == reference
+    # the same samples: torch's CPU kernels may round an odd sample differently on the scheduler's worker thread
+    # than on this one (one least significant bit was seen); a wrong crop or chunk would differ everywhere
+    streamed, offline = (np.frombuffer(pcm, dtype="<i2").astype(np.int32) for pcm in (b"".join(got), reference))
+    assert len(streamed) == len(offline)
+    assert int(np.abs(streamed - offline).max()) <= 2
     torch.manual_seed(SEED)
     whole = speak_offline(
         torch_engine, text, voice=VOICE, policy=SpeechPolicy(first_fragment_words=None, stream_decoder=False)
