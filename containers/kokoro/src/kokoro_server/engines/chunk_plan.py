@@ -80,6 +80,11 @@ class DecodeWindow:
         """The chunk's audio from the window's decoded audio (``frame_samples`` per frame): the silent frames' zeros,
         then the kept frames."""
         kept = decoded[frame_samples * self.keep_start : frame_samples * self.keep_end]
+        return self.with_silence(kept, frame_samples)
+
+    def with_silence(self, kept: npt.NDArray[np.float32], frame_samples: int) -> npt.NDArray[np.float32]:
+        """The chunk's audio from its kept frames alone (an engine that crops on its device): the silent frames'
+        zeros, then ``kept``."""
         if not self.silent_frames:
             return kept
         return np.concatenate([np.zeros(frame_samples * self.silent_frames, dtype=np.float32), kept])

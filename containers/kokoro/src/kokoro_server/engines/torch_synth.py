@@ -312,4 +312,5 @@ class TorchSynthesizer:
                     )
             except RuntimeError as exc:
                 raise InferenceError(f"torch decoder failed on frames {lo}..{hi} ({exc}): retry the request") from exc
-            yield window.crop(audio.detach().float().cpu().numpy().astype(np.float32).reshape(-1), per_frame)
+            kept = audio[per_frame * window.keep_start : per_frame * window.keep_end]  # cropped on the device
+            yield window.with_silence(kept.detach().float().cpu().numpy().astype(np.float32), per_frame)
