@@ -22,13 +22,13 @@ from websockets.exceptions import InvalidStatus, InvalidURI
 from relay_core import limits
 from relay_core.agent.events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.cli_usage import non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import WordTiming
 from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_local.cli_args import (
     check_prompts,
     gateway_url,
-    non_empty,
     positive_int,
     speech_speed,
     voice_spec,

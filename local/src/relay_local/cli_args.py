@@ -3,7 +3,8 @@ parsed, before anything starts, so a mistake costs one line and exit status 2, n
 
 Each function here is an argparse ``type=``: it returns the parsed value or raises ``ArgumentTypeError`` with a
 message that says what a valid value looks like (argparse prefixes the option's name). Limits come from
-``relay_core.limits`` and the turn's rules from ``relay_core.agent.events``; none is spelled here again.
+``relay_core.limits`` and the turn's rules from ``relay_core.agent.events``; none is spelled here again. The
+types other commands use too (``non_empty``, ``given_path``) are ``relay_core.cli_usage``'s.
 """
 
 from __future__ import annotations
@@ -124,13 +125,6 @@ def tts_session_url(text: str) -> str:
     return text
 
 
-def non_empty(text: str) -> str:
-    """Any text but an empty (or blank) one."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("must not be empty")
-    return text
-
-
 def agentcore_session_id(text: str) -> str:
     """An AgentCore session id: ``relay_core.limits.AGENTCORE_SESSION_ID_MIN_CHARS`` to ``..._MAX_CHARS`` long."""
     low, high = limits.AGENTCORE_SESSION_ID_MIN_CHARS, limits.AGENTCORE_SESSION_ID_MAX_CHARS
@@ -157,7 +151,6 @@ __all__ = [
     "check_prompts",
     "gateway_url",
     "http_url",
-    "non_empty",
     "port_number",
     "positive_int",
     "positive_rate",

@@ -23,11 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from relay_core.cli_usage import non_empty
 from relay_functions.ops.advisory_sources import LiveOsv
 from relay_functions.ops.audit import run_audit
 from relay_functions.ops.errors import OpsError
 from relay_functions.ops.placeholders import definition_path, substitute
-from relay_local.cli_args import non_empty, tts_session_url
+from relay_local.cli_args import tts_session_url
 
 NAME = "ops"
 PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository")

@@ -9,9 +9,10 @@ import sys
 import threading
 import warnings
 
+from relay_core.cli_usage import non_empty
 from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_local.chat_cli import DEFAULT_USER
-from relay_local.cli_args import non_empty, port_number
+from relay_local.cli_args import port_number
 from voice_agent.errors import ConfigError
 
 NAME = "up"

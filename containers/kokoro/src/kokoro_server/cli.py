@@ -21,7 +21,6 @@ import logging
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from types import FrameType
 
 import uvicorn
@@ -36,7 +35,7 @@ from kokoro_server.config import (
     ConfigError,
     ServerConfig,
 )
-from relay_core.cli_usage import UsageParser
+from relay_core.cli_usage import UsageParser, given_path, non_empty
 
 PROG = "kokoro-server"
 LOAD_FAILED = 1
@@ -45,21 +44,6 @@ LOAD_FAILED = 1
 
 def version() -> str:
     return importlib.metadata.version("kokoro-server")
-
-
-def given_path(text: str) -> Path:
-    """An argparse type: a path that is not empty (an empty one would mean the current directory). Whether the
-    model loads from it is the server's to find out: it stops with status 1 and the reason when it does not."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the path is empty: give a file or directory")
-    return Path(text)
-
-
-def non_empty(text: str) -> str:
-    """An argparse type: any text but an empty (or blank) one."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError("must not be empty")
-    return text
 
 
 def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:

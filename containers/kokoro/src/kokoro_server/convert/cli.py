@@ -7,13 +7,12 @@ import sys
 import time
 from pathlib import Path
 
-from kokoro_server.cli import given_path, non_empty
 from kokoro_server.convert.converter import convert_onnx_to_kmodel
 from kokoro_server.convert.errors import ConversionError, CoverageError
 from kokoro_server.convert.store import ensure_converted_weights, write_weights_dir
 from kokoro_server.convert.verify import agreement_report
 from kokoro_server.engines.model_files import assemble_int8_model, default_voices_path
-from relay_core.cli_usage import UsageParser
+from relay_core.cli_usage import UsageParser, given_path, non_empty
 
 
 def build_parser() -> argparse.ArgumentParser:
