@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 import pytest
 from strands.models.bedrock import BedrockModel
 
+from kokoro_server.engines import Segment
+from kokoro_server.engines.speech_engine import DelegatingEngine
 from relay_core.agent.defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from relay_core.agent.events import (
     AgentEnd,
@@ -49,31 +49,17 @@ LONG_PROMPT = " ".join(f"Sentence number {n} is spoken here." for n in range(1, 
 STOP_WITHIN_S = 1.0
 
 
-class RenderLog:
-    """The real engine; remembers when each segment render started (monotonic seconds)."""
+class RenderLog(DelegatingEngine):
+    """The real engine (whole segments); remembers when each segment render started (monotonic seconds)."""
 
     def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.name = inner.name
-        self.sample_rate = inner.sample_rate
-        self.default_voice = inner.default_voice
+        super().__init__(inner, streams=False)
         self.starts: list[float] = []
         self.started = threading.Event()
 
-    def voices(self) -> list[str]:
-        return list(self._inner.voices())
-
-    def check_voice(self, spec: str) -> None:
-        self._inner.check_voice(spec)
-
-    def plan(self, text: str, *, voice: str, speed: float) -> Any:
-        return self._inner.plan(text, voice=voice, speed=speed)
-
-    def render(self, segment: Any, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+    def before_render(self, segment: Segment) -> None:
         self.starts.append(time.monotonic())
         self.started.set()
-        result: npt.NDArray[np.float32] = self._inner.render(segment, voice=voice, speed=speed)
-        return result
 
 
 class TokenLog(BedrockModel):

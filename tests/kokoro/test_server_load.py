@@ -9,12 +9,11 @@ import threading
 from typing import Any
 
 import httpx
-import numpy as np
-import numpy.typing as npt
 import pytest
 from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, InferenceError, Segment
+from kokoro_server.engines.speech_engine import DelegatingEngine
 from kokoro_server.scheduled_speech import speak_offline
 from relay_core.agent.events import AgentFailed, AudioStreamStart, parse_event
 from relay_core.sse import SseDecoder
@@ -26,28 +25,16 @@ pytestmark = pytest.mark.slow
 TEXTS = ["Yes.", "No.", "Hi. Bye.", "Okay."]
 
 
-class ExplodingEngine:
-    """The real engine, except that rendering any segment containing 'explode' fails like a broken model."""
+class ExplodingEngine(DelegatingEngine):
+    """The real engine (whole segments), except that rendering any segment containing 'explode' fails like a
+    broken model."""
 
     def __init__(self, inner: Engine) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.sample_rate = inner.sample_rate
-        self.default_voice = inner.default_voice
+        super().__init__(inner, streams=False)
 
-    def voices(self) -> list[str]:
-        return self.inner.voices()
-
-    def check_voice(self, spec: str) -> None:
-        self.inner.check_voice(spec)
-
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        return self.inner.plan(text, voice=voice, speed=speed)
-
-    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+    def before_render(self, segment: Segment) -> None:
         if "explode" in segment.text.lower():
             raise InferenceError("injected failure: the model broke on this segment")
-        return self.inner.render(segment, voice=voice, speed=speed)
 
 
 async def speak(url: str, text: str, request_id: str) -> tuple[bytes, RequestEnded]:
@@ -128,10 +115,10 @@ class RecordingEngine(ExplodingEngine):
         self.rendered: list[str] = []
         self.started = threading.Event()
 
-    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+    def before_render(self, segment: Segment) -> None:
         self.rendered.append(segment.text)
         self.started.set()
-        return super().render(segment, voice=voice, speed=speed)
+        super().before_render(segment)
 
 
 def test_a_whole_file_client_that_disconnects_frees_its_work(onnx_engine: Engine, serve_tts: Any) -> None:

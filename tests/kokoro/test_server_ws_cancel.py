@@ -7,12 +7,11 @@ import threading
 import time
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
 import pytest
 from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine, Segment
+from kokoro_server.engines.speech_engine import DelegatingEngine
 from relay_core.tts.client import RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import SynthesisCancelled, SynthesisComplete, Synthesize
 
@@ -21,35 +20,22 @@ pytestmark = pytest.mark.slow
 GATE_DEADLINE_S = 60.0
 
 
-class GatedEngine:
+class GatedEngine(DelegatingEngine):
     """The real engine, except that a segment containing 'hold' renders only once :attr:`gate` is set, and every
     rendered segment's text is recorded."""
 
     def __init__(self, inner: Engine) -> None:
-        self.inner = inner
-        self.name = inner.name
-        self.sample_rate = inner.sample_rate
-        self.default_voice = inner.default_voice
+        super().__init__(inner, streams=False)
         self.gate = threading.Event()
         self.holding = threading.Event()
         self.rendered: list[str] = []
 
-    def voices(self) -> list[str]:
-        return self.inner.voices()
-
-    def check_voice(self, spec: str) -> None:
-        self.inner.check_voice(spec)
-
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        return self.inner.plan(text, voice=voice, speed=speed)
-
-    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
+    def before_render(self, segment: Segment) -> None:
         self.rendered.append(segment.text)
         if "hold" in segment.text.lower():
             self.holding.set()
             if not self.gate.wait(GATE_DEADLINE_S):
                 raise TimeoutError("the test never opened the gate")
-        return self.inner.render(segment, voice=voice, speed=speed)
 
 
 def wait_until(condition: Any, within_s: float) -> None:

@@ -20,7 +20,7 @@ import pytest
 
 from kokoro_server.config import ConfigError, ServerConfig
 from kokoro_server.engines import Engine, Segment
-from kokoro_server.engines.base import StreamedRender
+from kokoro_server.engines.base import Rendered, StreamedRender
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
@@ -122,10 +122,13 @@ class _LoggedEngine:
     def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
         return self._inner.plan(text, voice=voice, speed=speed)
 
-    def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
-        audio = self._inner.render(segment, voice=voice, speed=speed)
+    def phonemize_word(self, word: str) -> str:
+        return self._inner.phonemize_word(word)
+
+    def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
+        rendered = self._inner.render_timed(segment, voice=voice, speed=speed)
         self._log.add(self._label, segment.text, 0)
-        return audio
+        return rendered
 
     def render_stream(self, segment: Segment, *, voice: str, speed: float) -> StreamedRender:
         streamed = self._inner.render_stream(segment, voice=voice, speed=speed)

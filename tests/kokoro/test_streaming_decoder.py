@@ -19,14 +19,14 @@ import pytest
 
 from kokoro_server.engines import Engine, Rendered
 from kokoro_server.policy import SpeechPolicy
-from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, speak_offline
+from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, SpeechAudio, SpeechTimings, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, SilencePolicy, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
 from relay_core import limits
-from relay_core.word_timings import WordTiming, WordTimings
+from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 
 TEXTS = (
     "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
@@ -96,41 +96,54 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
 
 
 def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx_engine: Engine) -> None:
-    """With timings, a streamed segment's audio still goes out in several pieces; each ``word_timings`` message
-    comes before the audio of every word it carries, the audio is the untimed stream's, and the words and times
-    are what the whole-segment computation gives on the same (streamed) audio. Every segment streams here
-    (``KOKORO_STREAM_DECODER=every``), so a segment that follows audio is covered too."""
+    """With timings, a streamed segment's audio goes out exactly as without them (the same pieces: timings never
+    hold audio back); every word's timing is sent before any of its audio, as an estimate where its span is not
+    final yet; and once every message is applied, the words and times are what the whole-segment computation gives
+    on the same (streamed) audio, all final. Every segment streams here (``KOKORO_STREAM_DECODER=every``), so a
+    segment that follows audio is covered too."""
     text = f"{TEXTS[0]} {TEXTS[1]}"
     policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True, stream_every_segment=True)
 
-    async def run() -> tuple[list[WordTimings | bytes], list[ShapedInfo]]:
+    async def run(timed: bool) -> tuple[list[WordTimings | bytes], list[ShapedInfo]]:
         scheduler = Scheduler(workers=1, name="timed-stream", speech=policy)
         try:
-            timer = WordTimer(onnx_engine, request_id="r")
+            timer = WordTimer(onnx_engine, request_id="r") if timed else None
             speech = ScheduledSpeech(
-                timer.engine, scheduler, SchedulerSession("s"), text=text, voice="jf_alpha", speed=1.0
+                onnx_engine, scheduler, SchedulerSession("s"), text=text, voice="jf_alpha", speed=1.0, timer=timer
             )
             events: list[WordTimings | bytes] = []
-            async for pcm in speech.pcm_segments():
-                events.extend(timer.pending(speech))
-                events.append(pcm)
+            async for event in speech.events():
+                if isinstance(event, SpeechTimings):
+                    events.append(event.timings)
+                elif isinstance(event, SpeechAudio):
+                    events.append(event.pcm)
             return events, speech.shaped
         finally:
             scheduler.shutdown()
 
-    events, shaped = asyncio.run(run())
+    events, shaped = asyncio.run(run(timed=True))
+    untimed, _ = asyncio.run(run(timed=False))
     pieces = [e for e in events if isinstance(e, bytes)]
     messages = [e for e in events if isinstance(e, WordTimings)]
     assert len(shaped) == 2
     assert len(pieces) >= 5, "each segment's audio goes out in several pieces"
-    assert len(messages) > 2, "a segment's words come in several messages, as their audio does"
+    assert pieces == untimed, "the timed request's audio goes out piece for piece as the untimed one's"
     assert b"".join(pieces) == speak_offline(onnx_engine, text, voice="jf_alpha", policy=policy)
+    assert any(not m.final for m in messages), "words not final yet go out as estimates instead of waiting"
+    assert any(m.index is not None for m in messages), "estimates are replaced by a later message"
+
+    held: list[WordTiming] = []
+    first_sent_at: list[int] = []
     sent = 0
     for event in events:
         if isinstance(event, bytes):
-            sent += len(event)
+            sent += len(event) // 2
             continue
-        assert all(word.start_s >= sent / (2 * limits.SAMPLE_RATE) - 1e-3 for word in event.words)
+        apply_word_timings(held, event)
+        first_sent_at.extend([sent] * (len(held) - len(first_sent_at)))
+    assert all(word.final for word in held)
+    for word, at in zip(held, first_sent_at, strict=True):
+        assert at <= round(word.start_s * limits.SAMPLE_RATE) + 24, f"{word.word!r} was first timed after its audio"
 
     reference: list[WordTiming] = []
     offset = 0
@@ -155,4 +168,4 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx
         assert whole is not None
         reference.extend(whole.words)
         offset += info.pause_samples + kept
-    assert [w for m in messages for w in m.words] == reference
+    assert held == reference

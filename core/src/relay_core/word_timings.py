@@ -8,6 +8,14 @@ One message, the same on every transport that carries it (opt-in with ``"timings
 
 ``{"type": "word_timings", "request_id": "r1", "words": [{"word": "Hello,", "start_s": 0.0, "end_s": 0.41}]}``
 
+Timings never wait for audio (docs/protocol.md, *Word timings*). A word's place is known from the model's durations
+before its audio is decoded, but its span is only *final* once the audio around it has been fitted; a word that is
+not final yet is sent with ``"final": false`` (an estimate from the durations) and sent again, final, in a later
+message of the same request. Such a later message carries ``"index"``: the position of its first word among the
+request's (or the turn's) words. The one rule for every consumer (:func:`apply_word_timings`): a message with
+``index`` replaces the words held from that position on; a message without it appends. So every word's timing
+arrives no later than its audio, and the words held are always the best known.
+
 A *written word* is a run of non-space characters of the request text (:func:`split_words`): punctuation stays
 with its word ("Hello,"), a number read as several spoken words is one written word ("1,234"), and a run of
 punctuation alone (a dash between spaces) joins the word before it. ``start_s``/``end_s`` span the word's speech
@@ -45,6 +53,8 @@ MAX_WORD_CHARS = 200
 """Longest written word carried; longer runs of non-space characters are cut to this (the times stay right)."""
 MAX_PLAYED_MS = 24 * 60 * 60 * 1000
 """Largest ``played_ms`` accepted (a day of audio)."""
+MAX_WORD_INDEX = 10_000_000
+"""Largest ``index`` accepted: far more words than any request or turn speaks."""
 
 _WORD = re.compile(r"\S+")
 
@@ -87,6 +97,8 @@ class WordTiming:
     word: str
     start_s: float
     end_s: float
+    final: bool = True
+    """False: an estimate from the model's durations, to be replaced by a later message (see the module doc)."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start_s) and math.isfinite(self.end_s) and 0 <= self.start_s <= self.end_s):
@@ -103,10 +115,15 @@ class WordTiming:
 
     def shifted(self, offset_s: float) -> WordTiming:
         """The same word ``offset_s`` seconds later (to move a request's timings onto a turn's timeline)."""
-        return WordTiming(self.word, round(self.start_s + offset_s, 3), round(self.end_s + offset_s, 3))
+        return WordTiming(
+            self.word, round(self.start_s + offset_s, 3), round(self.end_s + offset_s, 3), final=self.final
+        )
 
     def to_json(self) -> JsonObject:
-        return {"word": self.word, "start_s": self.start_s, "end_s": self.end_s}
+        entry: JsonObject = {"word": self.word, "start_s": self.start_s, "end_s": self.end_s}
+        if not self.final:
+            entry["final"] = False
+        return entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +132,16 @@ class WordTimings:
 
     request_id: str
     words: tuple[WordTiming, ...]
+    index: int | None = None
+    """Position of the first word among the request's (or turn's) words: the words held from there on are
+    replaced (:func:`apply_word_timings`). None: the words are appended."""
     type: str = field(default=WORD_TIMINGS_TYPE, init=False)
 
     def __post_init__(self) -> None:
         if not self.request_id:
             raise InvalidFieldError("word_timings needs a request_id")
+        if self.index is not None and not 0 <= self.index <= MAX_WORD_INDEX:
+            raise InvalidFieldError(f"'index' must be a whole number from 0 to {MAX_WORD_INDEX}; got {self.index!r}")
         if len(self.words) > MAX_WORDS:
             raise LimitExceededError(f"word_timings carries {len(self.words)} words; the limit is {MAX_WORDS}")
         for before, after in itertools.pairwise(self.words):
@@ -129,12 +151,39 @@ class WordTimings:
                     f"ends at {before.end_s}: timings must be in spoken order"
                 )
 
-    def shifted(self, offset_s: float, *, request_id: str | None = None) -> WordTimings:
-        """Every word ``offset_s`` later, optionally under another request id (the agent's turn id)."""
-        return WordTimings(request_id or self.request_id, tuple(word.shifted(offset_s) for word in self.words))
+    @property
+    def final(self) -> bool:
+        """Every word of the message is final."""
+        return all(word.final for word in self.words)
+
+    def shifted(
+        self, offset_s: float, *, request_id: str | None = None, words_before: int | None = None
+    ) -> WordTimings:
+        """Every word ``offset_s`` later, optionally under another request id (the agent's turn id); with
+        ``words_before`` (the words the new timeline holds before this request's), an ``index`` moves onto that
+        timeline too (a message without one still appends)."""
+        index = self.index
+        if words_before is not None:
+            index = words_before + (index or 0) if index is not None else None
+        return WordTimings(
+            request_id or self.request_id, tuple(word.shifted(offset_s) for word in self.words), index=index
+        )
 
     def to_json(self) -> JsonObject:
-        return {"type": self.type, "request_id": self.request_id, "words": [w.to_json() for w in self.words]}
+        obj: JsonObject = {"type": self.type, "request_id": self.request_id}
+        if self.index is not None:
+            obj["index"] = self.index
+        obj["words"] = [w.to_json() for w in self.words]
+        return obj
+
+
+def apply_word_timings(held: list[WordTiming], message: WordTimings) -> None:
+    """Apply one ``word_timings`` message to the words a consumer holds (the rule in the module doc): from
+    ``message.index`` on, they are replaced by the message's words; without ``index`` the words are appended.
+    An ``index`` beyond the words held appends (nothing in between is invented)."""
+    if message.index is not None:
+        del held[message.index :]
+    held.extend(message.words)
 
 
 CAPTIONED_SPEECH_PATH = "/dev/captioned_speech"
@@ -204,7 +253,19 @@ def _word(item: object) -> WordTiming:
         raise InvalidFieldError("each entry of 'words' must be an object {word, start_s, end_s}")
     word = get_str(item, "word", required=True, allow_empty=False, max_chars=MAX_WORD_CHARS)
     assert word is not None
-    return WordTiming(word=word, start_s=_number(item, "start_s"), end_s=_number(item, "end_s"))
+    final = item.get("final", True)
+    if not isinstance(final, bool):
+        raise InvalidFieldError("a word's 'final' must be true or false")
+    return WordTiming(word=word, start_s=_number(item, "start_s"), end_s=_number(item, "end_s"), final=final)
+
+
+def _index(obj: Mapping[str, Any]) -> int | None:
+    value = obj.get("index")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidFieldError(f"'index' must be a whole number from 0 to {MAX_WORD_INDEX}")
+    return value
 
 
 def parse_word_timings(data: str | bytes | JsonObject) -> WordTimings:
@@ -219,7 +280,7 @@ def parse_word_timings(data: str | bytes | JsonObject) -> WordTimings:
         raise InvalidFieldError("'words' must be a list of {word, start_s, end_s}")
     if len(words) > MAX_WORDS:
         raise LimitExceededError(f"'words' has {len(words)} entries; the limit is {MAX_WORDS}")
-    return WordTimings(request_id=request_id, words=tuple(_word(item) for item in words))
+    return WordTimings(request_id=request_id, words=tuple(_word(item) for item in words), index=_index(obj))
 
 
 def parse_played_ms(obj: Mapping[str, Any]) -> int | None:

@@ -19,7 +19,6 @@ new one).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections.abc import AsyncIterator
@@ -30,9 +29,16 @@ from relay_core import limits
 from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.events import AgentErrorCode, AgentFailed
 from relay_core.errors import ProtocolError
-from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
+from relay_core.tts.client import (
+    AudioReceived,
+    FrameRefused,
+    RequestEnded,
+    RequestStarted,
+    TimingsReceived,
+    TtsClientSession,
+)
 from relay_core.tts.messages import Synthesize, TtsFailed
-from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
+from relay_core.word_timings import WordTimings
 from relay_transport.base import TtsConnection, TtsTransport
 from relay_transport.errors import TtsConnectionClosed, TtsStreamError, TtsUnavailableError
 from voice_agent.errors import VoiceAgentError
@@ -61,20 +67,7 @@ LinkEvent = LinkAudio | AgentFailed | WordTimings
 """What :meth:`TtsLink.events` yields: a request's audio; a request the server failed (an agent ``error`` naming the
 sentence request, its code and message the server's; the session goes on); word timings of one segment of a
 request, moved onto the link's audio timeline (every sample the link has delivered, in order: the turn's audio),
-so that they match what a client plays."""
-
-
-def _word_timings_frame(frame: str | bytes) -> WordTimings | None:
-    """The frame as a ``word_timings`` message, or None for any other frame (left to the client session)."""
-    if not isinstance(frame, str) or WORD_TIMINGS_TYPE not in frame:
-        return None
-    try:
-        obj = json.loads(frame)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or obj.get("type") != WORD_TIMINGS_TYPE:
-        return None
-    return parse_word_timings(obj)
+so that they match what a client plays, with any ``index`` moved onto the turn's words likewise."""
 
 
 class TtsLink:
@@ -113,6 +106,10 @@ class TtsLink:
         """Samples of audio delivered so far: where the next sample sits on the turn's audio timeline."""
         self._request_start: dict[str, int] = {}
         """Where each request's audio starts on the turn's timeline (set when the server starts it)."""
+        self._words_held = 0
+        """Words of the turn a consumer holds after applying every timing yielded so far (``apply_word_timings``)."""
+        self._request_words: dict[str, int] = {}
+        """How many of the turn's words come before each request's (set when the server starts it)."""
         self._capacity_wait_s = capacity_wait_s
         self._backoff_s = backoff_s
         self._busy_since: float | None = None
@@ -209,17 +206,15 @@ class TtsLink:
                         await self._recover(reason=f"the TTS stream reported {exc.code}: {exc.detail}")
                 continue
             try:
-                timings = _word_timings_frame(frame)
-                client_events = [] if timings is not None else self._client.receive_frame(frame)
+                client_events = self._client.receive_frame(frame)
             except ProtocolError as exc:
                 raise TtsLinkError(
                     AgentErrorCode.TTS_FAILED, f"the TTS server broke the session protocol: {exc.message}"
                 ) from exc
             self._busy_since, self._busy_tries = None, 0  # a session that speaks: the service had room
-            if timings is not None:
-                start = self._request_start.get(timings.request_id, self._samples)
-                yield timings.shifted(start / limits.SAMPLE_RATE)
             for event in client_events:
+                if isinstance(event, TimingsReceived):
+                    yield self._on_turn_timeline(event.timings)
                 if isinstance(event, AudioReceived):
                     self._samples += len(event.pcm) // limits.SAMPLE_WIDTH_BYTES
                     yield LinkAudio(request_id=event.request_id, pcm=event.pcm, voice=self._speaking_voice)
@@ -233,6 +228,20 @@ class TtsLink:
                 elif isinstance(event, RequestStarted):
                     self._speaking_voice = event.message.voice
                     self._request_start[event.message.request_id] = self._samples
+                    self._request_words[event.message.request_id] = self._words_held
+
+    def _on_turn_timeline(self, timings: WordTimings) -> WordTimings:
+        """A request's timings moved onto the turn's audio timeline and its words."""
+        rid = timings.request_id
+        start = self._request_start.get(rid, self._samples)
+        shifted = timings.shifted(
+            start / limits.SAMPLE_RATE, words_before=self._request_words.get(rid, self._words_held)
+        )
+        if shifted.index is None:
+            self._words_held += len(shifted.words)
+        else:
+            self._words_held = min(self._words_held, shifted.index) + len(shifted.words)
+        return shifted
 
     # -- internals (call with self._lock held) -----------------------------------------------------------
 

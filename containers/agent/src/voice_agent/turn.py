@@ -44,7 +44,7 @@ from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.events import AgentEvent, TurnMode
 from relay_core.agent.turn import AgentTurn
 from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
-from relay_core.word_timings import WordTiming, WordTimings, heard_prefix, interrupted
+from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings, heard_prefix, interrupted
 from relay_transport.base import TtsTransport
 from voice_agent.tts_link import LinkAudio, TtsLink, TtsLinkError
 
@@ -376,7 +376,7 @@ class Turn:
                 if isinstance(event, LinkAudio):
                     await self._emit(list(self.machine.audio(event.pcm, event.voice)))
                 elif isinstance(event, WordTimings):
-                    self.words.extend(event.words)
+                    apply_word_timings(self.words, event)
                     if self.request.timings and not self.cancelled:
                         await self._emit([event.shifted(0.0, request_id=self.request_id)])
                 else:

@@ -22,7 +22,7 @@ from kokoro_server.encoders import encode_whole, is_cheap
 from kokoro_server.engines import EngineError
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, from_protocol_error, internal_error
-from kokoro_server.scheduled_speech import ScheduledSpeech
+from kokoro_server.scheduled_speech import ScheduledSpeech, SpeechAudio, SpeechTimings
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.speech_responses import read_body
 from kokoro_server.state import NotReadyError, server_state
@@ -31,7 +31,7 @@ from relay_core.audio import b64encode
 from relay_core.errors import ProtocolError
 from relay_core.tts.http_events import MAX_BODY_BYTES, AudioFormat, parse_openai_speech
 from relay_core.tts.session import random_request_id
-from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming
+from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming, apply_word_timings
 
 logger = logging.getLogger(__name__)
 
@@ -52,16 +52,17 @@ async def speak_timed(
 ) -> TimedSpeech:
     """Speak ``text`` as one request through ``scheduler`` (the server's policies, like any route) and collect its
     word timings. The scheduler session is closed however this ends; synthesis errors propagate."""
-    timer = WordTimer(engine, request_id=request_id)
     session = scheduler.open_session(label=request_id)
-    synthesis = ScheduledSpeech(timer.engine, scheduler, session, text=text, voice=voice, speed=speed)
+    timer = WordTimer(engine, request_id=request_id)
+    synthesis = ScheduledSpeech(engine, scheduler, session, text=text, voice=voice, speed=speed, timer=timer)
     pieces: list[bytes] = []
     words: list[WordTiming] = []
     try:
-        async for pcm in synthesis.pcm_segments():
-            pieces.append(pcm)
-            for timings in timer.pending(synthesis):
-                words.extend(timings.words)
+        async for event in synthesis.events():
+            if isinstance(event, SpeechAudio):
+                pieces.append(event.pcm)
+            elif isinstance(event, SpeechTimings):
+                apply_word_timings(words, event.timings)
     finally:
         scheduler.cancel_session(session)
     return TimedSpeech(b"".join(pieces), tuple(words), synthesis.duration_s)

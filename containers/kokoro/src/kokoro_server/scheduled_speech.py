@@ -16,20 +16,23 @@ same policy (the scheduler's :class:`kokoro_server.policy.SpeechPolicy`):
   first sound; or, after it, too little of the request's audio ahead of it) is rendered as several jobs instead:
   its front end and first decoder chunk, then one job per later chunk, each shaped by
   :class:`kokoro_server.stream_shaper.StreamShaper` (the same cuts and pause as the whole segment gets) and handed
-  over as it exists (for a request with word timings, up to the end of its last word already timed:
-  :mod:`kokoro_server.word_timer`); between chunks, other sessions' jobs run by the scheduler's priority. The
-  choice depends on the request's plan and audio only, never on time or load;
-- its PCM is handed over as soon as it exists. :attr:`ScheduledSpeech.shaped` records, per segment, what the silence
-  policy did (samples cut at the start and the end, pause samples added), for word timings.
+  over as it exists; between chunks, other sessions' jobs run by the scheduler's priority. The choice depends on
+  the request's plan and audio only, never on time or load;
+- :meth:`ScheduledSpeech.events` yields what happened, in order, as typed events: :class:`SpeechAudio` (PCM as soon
+  as it exists), :class:`SpeechTimings` (a request with a :class:`~kokoro_server.word_timer.WordTimer`: the
+  ``word_timings`` to send before the audio that follows them; the timer observes the rendering and never holds
+  audio back) and :class:`SegmentShaped` (what the silence policy did to a segment, once it is complete). A route
+  only encodes these events.
 
-Identical input (text, voice, speed, policy, and what the session said before) gives identical PCM.
+Identical input (text, voice, speed, policy, and what the session said before) gives identical PCM, with or
+without word timings.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -42,8 +45,10 @@ from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
+from kokoro_server.word_timer import WordTimer
 from relay_core import limits
 from relay_core.text.segmenter import first_fragment
+from relay_core.word_timings import WordTimings
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,49 @@ class ShapedInfo:
     cut_end_samples: int
     pause_samples: int
     """Zero samples put before the kept audio; the segment's audio is ``pause + raw[cut_start : raw - cut_end]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechAudio:
+    """Shaped PCM (s16le) of the request, the next piece of its audio timeline."""
+
+    pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechTimings:
+    """A ``word_timings`` message of the request: send it before the audio that follows it."""
+
+    timings: WordTimings
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentShaped:
+    """A segment is complete (all its audio was yielded): what the silence policy did to it."""
+
+    info: ShapedInfo
+
+
+SpeechEvent = SpeechAudio | SpeechTimings | SegmentShaped
+"""What :meth:`ScheduledSpeech.events` yields, in order."""
+
+
+@dataclass(slots=True)
+class _Piece:
+    """What one scheduler job hands back: the timings to send first, the PCM, and the segment's shaping when the
+    job completed it."""
+
+    pcm: bytes
+    timings: list[WordTimings] = field(default_factory=list)
+    shaped: ShapedInfo | None = None
+
+    def events(self) -> Iterator[SpeechEvent]:
+        for message in self.timings:
+            yield SpeechTimings(message)
+        if self.pcm:
+            yield SpeechAudio(self.pcm)
+        if self.shaped is not None:
+            yield SegmentShaped(self.shaped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +161,7 @@ def speak_offline(
     the server default; ``first_fragment_words`` as a request gives it), computed in this thread without a server:
     the reference for tests and benchmarks."""
     policy = policy if policy is not None else SpeechPolicy()
-    streams = bool(getattr(engine, "streams", False))
-    words = policy.fragment_words(first_fragment_words, heard=previous is not None, streams=streams)
+    words = policy.fragment_words(first_fragment_words, heard=previous is not None, streams=engine.streams)
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
     out = bytearray()
@@ -122,15 +169,15 @@ def speak_offline(
         boundary = planned.boundary if heard else Boundary.START
         sent_s = len(out) / (limits.SAMPLE_WIDTH_BYTES * engine.sample_rate)
         tokens = len(planned.segment.tokens)
-        if streams and policy.streams_segment(
+        if engine.streams and policy.streams_segment(
             session_heard=previous is not None, sent_s=sent_s, tokens=tokens, speed=speed
         ):
             shaper = StreamShaper(boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate)
-            chunks = getattr(engine, "render_stream")(planned.segment, voice=voice, speed=speed).chunks  # noqa: B009
+            chunks = engine.render_stream(planned.segment, voice=voice, speed=speed).chunks
             shaped = [shaper.push(chunk) for chunk in chunks]
             pcm = float_to_pcm16(np.concatenate([*shaped, shaper.finish()]))
         else:
-            raw = engine.render(planned.segment, voice=voice, speed=speed)
+            raw = engine.render_timed(planned.segment, voice=voice, speed=speed).audio
             pcm = float_to_pcm16(
                 shape_segment(raw, boundary=boundary, policy=policy.silence, sample_rate=engine.sample_rate).audio
             )
@@ -143,7 +190,8 @@ class ScheduledSpeech:
     """Speak ``text`` with ``voice`` at ``speed`` as jobs of ``session``. Drive it from one coroutine at a time.
 
     ``first_fragment_words`` is the request's own first-fragment choice (0 = off); None takes the server's
-    default, which applies while the session has heard nothing yet.
+    default, which applies while the session has heard nothing yet. ``timer``: the request's word timer (a request
+    that asked for timings), told what each job rendered; its messages come out as :class:`SpeechTimings` events.
     """
 
     def __init__(
@@ -156,6 +204,7 @@ class ScheduledSpeech:
         voice: str,
         speed: float,
         first_fragment_words: int | None = None,
+        timer: WordTimer | None = None,
     ) -> None:
         self.engine = engine
         self.scheduler = scheduler
@@ -163,9 +212,10 @@ class ScheduledSpeech:
         self.text = text
         self.voice = voice
         self.speed = speed
+        self.timer = timer
         self.policy = scheduler.speech
         self.fragment_words = self.policy.fragment_words(
-            first_fragment_words, heard=session.heard, streams=bool(getattr(engine, "streams", False))
+            first_fragment_words, heard=session.heard, streams=engine.streams
         )
         self.started = time.perf_counter()
         self.first_audio_s: float | None = None
@@ -192,8 +242,8 @@ class ScheduledSpeech:
             previous=self._previous,
         )
 
-    async def pcm_segments(self) -> AsyncGenerator[bytes]:
-        """s16le PCM of each segment, in order, each as soon as it is rendered. Plans first if needed."""
+    async def events(self) -> AsyncGenerator[SpeechEvent]:
+        """The request's events in order (see the module doc), each as soon as it exists. Plans first if needed."""
         await self.plan()
         assert self._planned is not None
         heard = self._previous is not None
@@ -204,24 +254,29 @@ class ScheduledSpeech:
             if self._streams(planned.segment):
                 stream = _SegmentStream(self, planned.segment, boundary)
                 while not stream.done:
-                    pcm = await self.scheduler.run(self.session, index, stream.next_pcm, cost=cost)
-                    if pcm:
-                        heard = True
-                        yield self._heard(pcm)
+                    piece = await self.scheduler.run(self.session, index, stream.next_piece, cost=cost)
+                    heard = heard or bool(piece.pcm)
+                    for event in self._booked(piece):
+                        yield event
                 self.segments_done += 1
                 continue
             job = partial(self._render, planned.segment, boundary)
-            pcm = await self.scheduler.run(self.session, index, job, cost=cost)
+            piece = await self.scheduler.run(self.session, index, job, cost=cost)
             self.segments_done += 1
-            if not pcm:
-                continue
-            heard = True
-            yield self._heard(pcm)
+            heard = heard or bool(piece.pcm)
+            for event in self._booked(piece):
+                yield event
+
+    async def pcm_segments(self) -> AsyncGenerator[bytes]:
+        """Only the audio of :meth:`events`: s16le PCM, in order, each piece as soon as it is rendered."""
+        async for event in self.events():
+            if isinstance(event, SpeechAudio):
+                yield event.pcm
 
     def _streams(self, segment: Segment) -> bool:
         """Whether ``segment``, the next one, is decoded chunk by chunk: the choice :func:`speak_offline` makes, from
         the session's state when the request began and the audio this request has sent so far."""
-        if not getattr(self.engine, "streams", False):
+        if not self.engine.streams:
             return False
         return self.policy.streams_segment(
             session_heard=self._previous is not None,
@@ -230,29 +285,33 @@ class ScheduledSpeech:
             speed=self.speed,
         )
 
-    def _heard(self, pcm: bytes) -> bytes:
-        """Book ``pcm`` as sent: the first audio's time, the session's last spoken text, the byte count."""
-        if self.first_audio_s is None:
-            self.first_audio_s = time.perf_counter() - self.started
-            self.session.last_spoken = self.text
-        self.audio_bytes += len(pcm)
-        return pcm
+    def _booked(self, piece: _Piece) -> Iterator[SpeechEvent]:
+        """The piece's events, its PCM booked as sent: the first audio's time, the session's last spoken text,
+        the byte count; its shaping recorded."""
+        if piece.pcm:
+            if self.first_audio_s is None:
+                self.first_audio_s = time.perf_counter() - self.started
+                self.session.last_spoken = self.text
+            self.audio_bytes += len(piece.pcm)
+        if piece.shaped is not None:
+            self.shaped.append(piece.shaped)
+        return piece.events()
 
-    def _render(self, segment: Segment, boundary: Boundary) -> bytes:
-        """The job body, on a worker thread: one segment to shaped PCM bytes."""
-        raw = self.engine.render(segment, voice=self.voice, speed=self.speed)
+    def _render(self, segment: Segment, boundary: Boundary) -> _Piece:
+        """The job body, on a worker thread: one segment to shaped PCM bytes (and its timings)."""
+        rendered = self.engine.render_timed(segment, voice=self.voice, speed=self.speed)
+        raw = rendered.audio
         shaped = shape_segment(raw, boundary=boundary, policy=self.policy.silence, sample_rate=self.engine.sample_rate)
-        self.shaped.append(
-            ShapedInfo(
-                segment=segment,
-                boundary=boundary,
-                raw_samples=len(raw),
-                cut_start_samples=shaped.cut_start_samples,
-                cut_end_samples=shaped.cut_end_samples,
-                pause_samples=shaped.pause_samples,
-            )
+        info = ShapedInfo(
+            segment=segment,
+            boundary=boundary,
+            raw_samples=len(raw),
+            cut_start_samples=shaped.cut_start_samples,
+            cut_end_samples=shaped.cut_end_samples,
+            pause_samples=shaped.pause_samples,
         )
-        return float_to_pcm16(shaped.audio)
+        timings = [] if self.timer is None else self.timer.whole_segment(segment, rendered, info)
+        return _Piece(pcm=float_to_pcm16(shaped.audio), timings=timings, shaped=info)
 
     @property
     def elapsed_s(self) -> float:
@@ -264,13 +323,9 @@ class ScheduledSpeech:
 
 
 class _SegmentStream:
-    """One segment rendered chunk by chunk: each :meth:`next_pcm` call (a scheduler job, on a worker thread) runs
-    the front end first if needed, decodes one chunk and returns its shaped PCM; the last call also records the
-    segment's :class:`ShapedInfo`.
-
-    An engine with a ``releasable_raw(shaper)`` method (the word timer's, for requests with timings) may hold audio
-    back: after each chunk it says how many of the segment's raw samples may go out (None: all); the rest waits for
-    a later chunk, and everything goes out with the last one. The concatenated PCM is the same either way."""
+    """One segment rendered chunk by chunk: each :meth:`next_piece` call (a scheduler job, on a worker thread) runs
+    the front end first if needed, decodes one chunk and returns its shaped PCM, with the timings the request's
+    word timer has for it; the last call also carries the segment's :class:`ShapedInfo`. No audio is held back."""
 
     def __init__(self, speech: ScheduledSpeech, segment: Segment, boundary: Boundary) -> None:
         self._speech = speech
@@ -280,53 +335,31 @@ class _SegmentStream:
         self._shaper = StreamShaper(
             boundary=boundary, policy=speech.policy.silence, sample_rate=speech.engine.sample_rate
         )
-        self._releasable: Callable[[StreamShaper], int | None] | None = getattr(speech.engine, "releasable_raw", None)
-        self._held = np.zeros(0, dtype=np.float32)
-        """Shaped audio the engine's ``releasable_raw`` holds back."""
-        self._released = 0
-        """Shaped samples of this segment sent so far."""
         self.done = False
 
-    def next_pcm(self) -> bytes:
-        speech = self._speech
+    def next_piece(self) -> _Piece:
+        speech, timer = self._speech, self._speech.timer
         if self._chunks is None:
-            render_stream = getattr(speech.engine, "render_stream")  # noqa: B009 - checked by ScheduledSpeech._streams
-            self._chunks = render_stream(self._segment, voice=speech.voice, speed=speech.speed).chunks
+            streamed = speech.engine.render_stream(self._segment, voice=speech.voice, speed=speech.speed)
+            if timer is not None:
+                timer.stream_started(self._segment, streamed)
+            self._chunks = streamed.chunks
         chunk = next(self._chunks, None)
         if chunk is not None:
-            return float_to_pcm16(self._release(self._shaper.push(chunk)))
-        tail = np.concatenate((self._held, self._shaper.finish()))
-        self._held = np.zeros(0, dtype=np.float32)
+            shaped = self._shaper.push(chunk)
+            timings = [] if timer is None else timer.chunk(chunk, self._shaper)
+            return _Piece(pcm=float_to_pcm16(shaped), timings=timings)
+        tail = self._shaper.finish()
         result = self._shaper.result
         assert result is not None
-        speech.shaped.append(
-            ShapedInfo(
-                segment=self._segment,
-                boundary=self._boundary,
-                raw_samples=self._shaper.raw_samples,
-                cut_start_samples=result.cut_start_samples,
-                cut_end_samples=result.cut_end_samples,
-                pause_samples=result.pause_samples,
-            )
+        info = ShapedInfo(
+            segment=self._segment,
+            boundary=self._boundary,
+            raw_samples=self._shaper.raw_samples,
+            cut_start_samples=result.cut_start_samples,
+            cut_end_samples=result.cut_end_samples,
+            pause_samples=result.pause_samples,
         )
         self.done = True
-        return float_to_pcm16(tail)
-
-    def _release(self, shaped: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """The part of the held and newly shaped audio that may go out now (all of it without a limit)."""
-        if self._releasable is None:
-            return shaped
-        held = np.concatenate((self._held, shaped))
-        limit = self._releasable(self._shaper)
-        cut_start = self._shaper.cut_start_samples
-        if limit is None:
-            allowed = len(held)
-        elif cut_start is None:
-            allowed = 0
-        else:
-            # shaped sample k of the segment is its pause, then raw sample cut_start + (k - pause)
-            allowed = min(len(held), self._shaper.pause_samples + max(0, limit - cut_start) - self._released)
-        allowed = max(0, allowed)
-        self._held = held[allowed:]
-        self._released += allowed
-        return held[:allowed]
+        timings = [] if timer is None else timer.stream_finished(info)
+        return _Piece(pcm=float_to_pcm16(tail), timings=timings, shaped=info)

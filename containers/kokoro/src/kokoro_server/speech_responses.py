@@ -21,7 +21,7 @@ from kokoro_server.encoders import AudioEncoder, encode_whole, is_cheap, streami
 from kokoro_server.engines import EngineError
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
-from kokoro_server.scheduled_speech import ScheduledSpeech
+from kokoro_server.scheduled_speech import ScheduledSpeech, SpeechAudio, SpeechTimings
 from kokoro_server.scheduler import Scheduler
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
@@ -45,7 +45,7 @@ from relay_core.tts.http_events import (
     openai_audio_done,
     openai_error,
 )
-from relay_core.word_timings import WORD_TIMINGS_TYPE, serialize_word_timings
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, serialize_word_timings
 
 logger = logging.getLogger(__name__)
 
@@ -95,20 +95,20 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
     """Plan ``job`` and answer it in the way it asks for. ``request`` is watched for a client that goes away."""
     session = scheduler.open_session(label=job.request_id)
     timed = job.timings and job.sse and not job.openai_sse
-    timer = WordTimer(engine, request_id=job.request_id) if timed else None
     synthesis = ScheduledSpeech(
-        engine if timer is None else timer.engine,
+        engine,
         scheduler,
         session,
         text=job.text,
         voice=job.voice or engine.default_voice,
         speed=job.speed,
         first_fragment_words=job.first_fragment_words,
+        timer=WordTimer(engine, request_id=job.request_id) if timed else None,
     )
     try:
         await synthesis.plan()
         if job.sse:
-            body = _openai_sse_body(synthesis, job) if job.openai_sse else _sse_body(synthesis, job, timer)
+            body = _openai_sse_body(synthesis, job) if job.openai_sse else _sse_body(synthesis, job)
             return StreamingResponse(body, media_type=SSE_MEDIA_TYPE, headers=_no_cache())
         if job.stream:
             headers = {HEADER_CHARACTERS: str(len(job.text)), **_no_cache()}
@@ -134,25 +134,36 @@ async def _finish(encoder: AudioEncoder, fmt: AudioFormat) -> bytes:
     return encoder.finish() if is_cheap(fmt) else await asyncio.to_thread(encoder.finish)
 
 
-async def _encoded(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
-    """The encoded stream, piece by piece as segments are rendered."""
+async def _encoded(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes | WordTimings]:
+    """The encoded stream, piece by piece as segments are rendered, with the request's word timings (if it asked
+    for them) in their place before the audio they time."""
     fmt = job.format
     encoder = streaming_encoder(fmt, sample_rate=synthesis.engine.sample_rate, bitrate_kbps=job.bitrate_kbps)
     head = encoder.begin()
     if head:
         yield head
-    async for pcm in synthesis.pcm_segments():
-        data = await _encode(encoder, fmt, pcm)
-        if data:
-            yield data
+    async for event in synthesis.events():
+        if isinstance(event, SpeechTimings):
+            yield event.timings
+        elif isinstance(event, SpeechAudio):
+            data = await _encode(encoder, fmt, event.pcm)
+            if data:
+                yield data
     tail = await _finish(encoder, fmt)
     if tail:
         yield tail
 
 
+async def _encoded_audio(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
+    """Only the encoded audio of :func:`_encoded` (routes that carry no timings)."""
+    async for data in _encoded(synthesis, job):
+        if isinstance(data, bytes):
+            yield data
+
+
 async def _audio_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
     try:
-        async for data in _encoded(synthesis, job):
+        async for data in _encoded_audio(synthesis, job):
             yield data
     except EngineError as exc:
         logger.warning("aborting a streamed answer after %d segments: %s", synthesis.segments_done, exc)
@@ -165,7 +176,7 @@ def _event(event: SseAudioStreamStart | SseAudioChunk | SseAudioStreamEnd | SseF
     return encode_sse(serialize_event(event), event=event.type)
 
 
-async def _sse_body(synthesis: ScheduledSpeech, job: SpeechJob, timer: WordTimer | None = None) -> AsyncIterator[bytes]:
+async def _sse_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncIterator[bytes]:
     rid = job.request_id
     label = limits.PCM_FORMAT if job.format is AudioFormat.PCM else job.format.value
     yield _event(
@@ -176,8 +187,9 @@ async def _sse_body(synthesis: ScheduledSpeech, job: SpeechJob, timer: WordTimer
     seq = 0
     try:
         async for data in _encoded(synthesis, job):
-            for timings in [] if timer is None else timer.pending(synthesis):
-                yield encode_sse(serialize_word_timings(timings), event=WORD_TIMINGS_TYPE)
+            if isinstance(data, WordTimings):
+                yield encode_sse(serialize_word_timings(data), event=WORD_TIMINGS_TYPE)
+                continue
             for piece in _sse_pieces(data, job.format):
                 yield _event(SseAudioChunk(request_id=rid, seq=seq, data=b64encode(piece)))
                 seq += 1
@@ -206,7 +218,7 @@ async def _openai_sse_body(synthesis: ScheduledSpeech, job: SpeechJob) -> AsyncI
     """OpenAI's ``stream_format: "sse"``: ``speech.audio.delta`` events with base64 pieces of the file, then
     ``speech.audio.done``; a failure midway ends the stream with an ``error`` event."""
     try:
-        async for data in _encoded(synthesis, job):
+        async for data in _encoded_audio(synthesis, job):
             for piece in _sse_pieces(data, job.format):
                 yield encode_sse(openai_audio_delta(b64encode(piece)))
     except EngineError as exc:

@@ -9,7 +9,9 @@ come, and gives each word once nothing still to come can change it.
 
 Guarantee: at every point, :meth:`SegmentWordClock.final_spans` is a prefix of what the two fits give on the
 segment's whole audio (the concatenated chunks), and after :meth:`SegmentWordClock.finish` it is all of it
-(tested on random audio and on the real model).
+(tested on random audio and on the real model). :meth:`SegmentWordClock.best_spans` adds, for the words not final
+yet, the estimate the durations alone give (their predicted spans moved :data:`SOUND_LEAD_S` earlier), so every
+word has a span from the front end on, before any of its audio is decoded.
 """
 
 from __future__ import annotations
@@ -85,6 +87,19 @@ class SegmentWordClock:
             led = fit_starts_to_sound(spans, audio, sample_rate=self._sample_rate)
             self._final = fit_to_sound(led, audio, sample_rate=self._sample_rate)
         return list(self._final)
+
+    def best_spans(self) -> tuple[list[tuple[int, int]], int]:
+        """Every word's span as best known now, in order, and how many of them (a prefix) are final: the final
+        spans, then the duration estimate of the rest (ordered after them, never overlapping)."""
+        final = self.final_spans()
+        previous_end = final[-1][1] if final else 0
+        rest = fit_starts_to_sound(
+            self.predicted[len(final) :],
+            np.zeros(0, dtype=np.float32),
+            sample_rate=self._sample_rate,
+            previous_end=previous_end,
+        )
+        return final + rest, len(final)
 
     def _final_count(self) -> int:
         """How many leading words read only whole windows of the audio so far: a word's fits read the windows up

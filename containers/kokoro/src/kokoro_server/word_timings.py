@@ -148,7 +148,7 @@ def _audible_windows(audio: npt.NDArray[np.float32], window: int) -> npt.NDArray
 
 
 def fit_starts_to_sound(
-    spans: Sequence[tuple[int, int]], audio: npt.NDArray[np.float32], *, sample_rate: int
+    spans: Sequence[tuple[int, int]], audio: npt.NDArray[np.float32], *, sample_rate: int, previous_end: int = 0
 ) -> list[tuple[int, int]]:
     """``spans`` (from :func:`word_sample_spans`) moved onto the sound they name.
 
@@ -156,12 +156,12 @@ def fit_starts_to_sound(
     silence starts at its onset, the first audible window after that silence: searched from
     :data:`ONSET_SEARCH_S` before the start, never before the previous word's end and never after the word's
     predicted start. A start inside continuous sound keeps the lead only. Spans stay ordered and never
-    overlap; an empty span stays empty."""
+    overlap; an empty span stays empty. ``previous_end``: where the word before the first one ends (0: none).
+    With no audio, only the lead is applied: the estimate a word gets before its audio is decoded."""
     window = max(1, round(SOUND_WINDOW_S * sample_rate))
     audible = _audible_windows(audio, window)
     lead, search = round(SOUND_LEAD_S * sample_rate), round(ONSET_SEARCH_S * sample_rate)
     fitted: list[tuple[int, int]] = []
-    previous_end = 0
     for predicted, predicted_end in spans:
         start = max(previous_end, predicted - lead)
         if predicted_end > predicted and len(audible):

@@ -25,7 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
-from kokoro_server.scheduled_speech import ScheduledSpeech
+from kokoro_server.scheduled_speech import ScheduledSpeech, SpeechAudio, SpeechTimings
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.session_metrics import SessionMetrics
 from kokoro_server.state import NotReadyError, server_state
@@ -34,7 +34,6 @@ from kokoro_server.word_timer import WordTimer
 from relay_core.errors import InvalidFieldError, ProtocolError
 from relay_core.tts.messages import SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts.session import TtsServerSession
-from relay_core.word_timings import WordTimings, serialize_word_timings
 
 logger = logging.getLogger(__name__)
 
@@ -137,27 +136,28 @@ class SessionSocket:
         rid = request.request_id
         assert rid is not None
         assert request.voice is not None
-        timer = WordTimer(self.engine, request_id=rid) if request.timings else None
         synthesis = ScheduledSpeech(
-            self.engine if timer is None else timer.engine,
+            self.engine,
             self.scheduler,
             self.jobs,
             text=request.text,
             voice=request.voice,
             speed=request.speed,
             first_fragment_words=request.first_fragment_words,
+            timer=WordTimer(self.engine, request_id=rid) if request.timings else None,
         )
         try:
-            async with aclosing(synthesis.pcm_segments()) as segments:
-                async for pcm in segments:
+            async with aclosing(synthesis.events()) as events:
+                async for event in events:
                     if self.session.is_cancelled(rid):
                         break
-                    if timer is not None:
-                        await self._send_timings(timer.pending(synthesis))
-                    self.session.send_audio(rid, pcm)
-                    await self._flush()
-                    if self.session.is_cancelled(rid):
-                        break
+                    if isinstance(event, SpeechTimings):
+                        self.session.send_word_timings(rid, event.timings)
+                    elif isinstance(event, SpeechAudio):
+                        self.session.send_audio(rid, event.pcm)
+                        await self._flush()
+                        if self.session.is_cancelled(rid):
+                            break
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if current is not None and current.cancelling() == 0 and self.session.is_cancelled(rid):
@@ -182,17 +182,6 @@ class SessionSocket:
                 elapsed_s=synthesis.elapsed_s,
                 audio_s=synthesis.duration_s,
             )
-
-    async def _send_timings(self, timings: list[WordTimings]) -> None:
-        """``word_timings`` text frames, after everything the session queued before them: so they come right before
-        their segment's PCM (which the caller queues next)."""
-        if not timings:
-            return
-        await self._flush()
-        async with self._send_lock:
-            for message in timings:
-                if not self._closed:
-                    await self.websocket.send_text(serialize_word_timings(message))
 
     async def _flush(self) -> None:
         """Send what the session has to send, in order; close with 1000 once the session says so."""

@@ -11,7 +11,8 @@
   (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
 * ``word_timings`` (only in a turn that asked for timings) keeps its words in order, split across as many
   messages as the budget needs, each numbered like any other message (a word longer than a whole message, which
-  the agent never sends, is shortened; its times stay);
+  the agent never sends, is shortened; its times stay); a message's ``index`` moves along with its pieces, so
+  applying the pieces in order (``apply_word_timings``) gives what applying the whole message gives;
 * exactly one terminal message (``agent_end`` or ``error``) ends the turn: framing anything after it raises
   :class:`~relay_core.errors.SessionStateError`.
 """
@@ -38,7 +39,7 @@ from relay_core.client.messages import ClientErrorCode, check_turn_id
 from relay_core.client.turn_messages import TurnMessage, serialize_turn_message
 from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
 from relay_core.fields import encode_json
-from relay_core.word_timings import WordTiming, WordTimings
+from relay_core.word_timings import MAX_WORD_INDEX, WordTiming, WordTimings
 
 _WIDE_INT = 10**15
 """A stand-in for seq/offset values when measuring a message's fixed overhead (wider than any real value)."""
@@ -230,7 +231,9 @@ class TurnFramer:
     def _word_timings_pieces(self, event: WordTimings) -> list[AgentEvent]:
         """The event's words in as few ``word_timings`` messages as fit the budget (none for no words)."""
         tid = self.turn_id
-        room = self.budget_bytes - self._overhead(WordTimings(tid, ()))
+        room = self.budget_bytes - self._overhead(
+            WordTimings(tid, (), index=None if event.index is None else MAX_WORD_INDEX)
+        )
         groups: list[list[WordTiming]] = []
         used = room
         for word in event.words:
@@ -241,16 +244,21 @@ class TurnFramer:
                 used = 0
             groups[-1].append(fitted)
             used += cost
-        return [WordTimings(tid, tuple(group)) for group in groups]
+        pieces: list[AgentEvent] = []
+        index = event.index
+        for group in groups:
+            pieces.append(WordTimings(tid, tuple(group), index=index))
+            index = None if index is None else index + len(group)
+        return pieces
 
     @staticmethod
     def _fit_word(word: WordTiming, room: int) -> WordTiming:
         """``word`` with its text made UTF-8-safe and, if its entry alone would not fit ``room``, shortened."""
         text = _without_lone_surrogates(word.word)
-        fixed = utf8_size(encode_json({"word": "", "start_s": word.start_s, "end_s": word.end_s})) + 1
+        fixed = utf8_size(encode_json(WordTiming("-", word.start_s, word.end_s, final=word.final).to_json())) + 1
         if utf8_size(encode_json({"word": text})) - utf8_size(encode_json({"word": ""})) > room - fixed:
             text = next(split_text_to_fit(text, room - fixed))
-        return word if text == word.word else WordTiming(text, word.start_s, word.end_s)
+        return word if text == word.word else WordTiming(text, word.start_s, word.end_s, final=word.final)
 
     def _audio_pieces(self, event: AudioChunk) -> list[AgentEvent]:
         tid = self.turn_id

@@ -46,7 +46,7 @@ from relay_core.client.messages import (
 )
 from relay_core.client.turn_messages import TurnMessage, parse_server_message
 from relay_core.errors import AudioFormatError, InvalidFieldError, LimitExceededError, ProtocolError, SessionStateError
-from relay_core.word_timings import WordTiming, WordTimings
+from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 
 STALL_RESUME_S = 10.0
 """A client that hears nothing for this long about an accepted, unfinished turn, on a socket still open, sends
@@ -131,11 +131,16 @@ class AudioReceived:
 @dataclass(frozen=True, slots=True)
 class WordsReceived:
     """When the next words of the reply are spoken (a turn sent with ``timings=True``): seconds on the turn's audio
-    timeline, where sample ``n`` of the turn's audio plays at ``n / sample_rate``. They come before their audio."""
+    timeline, where sample ``n`` of the turn's audio plays at ``n / sample_rate``. They come before their audio.
+
+    A word with ``final`` false is an estimate that a later event replaces: ``index`` (when set) is where these
+    words go among the turn's words, replacing those from there on; :attr:`ClientTurn.words` already holds the
+    result."""
 
     turn_id: str
     seq: int
     words: tuple[WordTiming, ...]
+    index: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +226,8 @@ class ClientTurn:
     gap_reported: bool = False
     resume_pending: bool = False
     words: list[WordTiming] = field(default_factory=list, repr=False)
-    """Every word timing applied so far, in spoken order (empty unless the turn asked for timings)."""
+    """Every word timing applied so far, in spoken order (empty unless the turn asked for timings): the best known,
+    later messages replacing estimates (``relay_core.word_timings.apply_word_timings``)."""
     _text: list[str] = field(default_factory=list, repr=False)
     _pcm: bytearray | None = field(default=None, repr=False)
 
@@ -407,8 +413,8 @@ class ClientSession:
         if isinstance(event, AudioChunk):
             return self._apply_audio(turn, seq, event)
         if isinstance(event, WordTimings):
-            turn.words.extend(event.words)
-            return WordsReceived(tid, seq, event.words)
+            apply_word_timings(turn.words, event)
+            return WordsReceived(tid, seq, event.words, index=event.index)
         if isinstance(event, AgentStart):
             return TurnStarted(tid, event.mode, event.model)
         if isinstance(event, AudioStreamStart):

@@ -23,6 +23,7 @@ from relay_core.tts.messages import (
     parse_server_message,
     serialize,
 )
+from relay_core.word_timings import WordTimings
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,13 @@ class AudioReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class TimingsReceived:
+    """A ``word_timings`` message of the running request (times on that request's audio timeline)."""
+
+    timings: WordTimings
+
+
+@dataclass(frozen=True, slots=True)
 class RequestEnded:
     """A request ended: completed, cancelled, or failed (``error`` with its request id)."""
 
@@ -56,7 +64,7 @@ class FrameRefused:
     error: TtsFailed
 
 
-TtsClientEvent = RequestStarted | AudioReceived | RequestEnded | FrameRefused
+TtsClientEvent = RequestStarted | AudioReceived | TimingsReceived | RequestEnded | FrameRefused
 
 
 @dataclass
@@ -98,6 +106,13 @@ class TtsClientSession:
             self._odd_byte = b""
             self.current = message.request_id
             return [RequestStarted(message)]
+        if isinstance(message, WordTimings):
+            if message.request_id != self.current:
+                raise ProtocolError(
+                    f"word_timings for request {message.request_id[:40]!r} arrived while "
+                    f"{str(self.current)[:40]!r} runs: the server must time the running request's words"
+                )
+            return [TimingsReceived(message)]
         if isinstance(message, TtsFailed) and (
             message.request_id not in self.pending or self._rejects_a_live_id(message)
         ):

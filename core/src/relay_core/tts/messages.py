@@ -26,7 +26,13 @@ from relay_core.fields import (
     get_str,
     peek_request_id,
 )
-from relay_core.word_timings import TIMINGS_FIELD, parse_timings_flag
+from relay_core.word_timings import (
+    TIMINGS_FIELD,
+    WORD_TIMINGS_TYPE,
+    WordTimings,
+    parse_timings_flag,
+    parse_word_timings,
+)
 
 SESSION_PATH = "/invocations-bidirectional-stream"
 """The container's WebSocket route of the TTS session (SageMaker's bidirectional-stream invocation path)."""
@@ -41,6 +47,7 @@ class TtsMessageType(StrEnum):
     SYNTHESIS_START = "synthesis_start"
     SYNTHESIS_COMPLETE = "synthesis_complete"
     SYNTHESIS_CANCELLED = "synthesis_cancelled"
+    WORD_TIMINGS = WORD_TIMINGS_TYPE
     ERROR = "error"
 
 
@@ -318,12 +325,16 @@ class TtsFailed:
         return cls(code=exc.code, message=exc.message, request_id=exc.request_id, rejected=rejected)
 
 
-ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed
+ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed | WordTimings
+"""Every server control message; ``word_timings`` (:mod:`relay_core.word_timings`) belongs to the running request."""
+
+SERVER_MESSAGE_MAX_BYTES: Final = limits.APIGW_MESSAGE_BYTES
+"""Largest server control frame a client accepts: a ``word_timings`` frame may carry a whole segment's words."""
 
 
 def serialize(message: ClientMessage | ServerMessage) -> str:
     """The JSON text frame for a message of either direction."""
-    if isinstance(message, Synthesize | Cancel | Close):
+    if isinstance(message, Synthesize | Cancel | Close | WordTimings):
         return encode_json(message.to_json())
     obj: dict[str, Any] = asdict(message)
     return encode_json({k: v for k, v in obj.items() if v is not None or k == "request_id"})
@@ -331,8 +342,10 @@ def serialize(message: ClientMessage | ServerMessage) -> str:
 
 def parse_server_message(data: str | bytes) -> ServerMessage:
     """Parse one server control frame (what a TTS client receives). Raises only ``ProtocolError``."""
-    obj = decode_json_object(data, max_bytes=limits.MAX_MESSAGE_BYTES, what="server message")
+    obj = decode_json_object(data, max_bytes=SERVER_MESSAGE_MAX_BYTES, what="server message")
     kind = obj.get("type")
+    if kind == TtsMessageType.WORD_TIMINGS:
+        return parse_word_timings(obj)
     rid = get_str(obj, "request_id")
     try:
         if kind == TtsMessageType.SYNTHESIS_START:

@@ -39,6 +39,7 @@ from relay_core.tts.messages import (
     parse_client_message,
     serialize,
 )
+from relay_core.word_timings import WordTimings
 
 NORMAL_CLOSURE = 1000
 REMEMBERED_REQUEST_IDS = 4 * limits.MAX_QUEUED_REQUESTS
@@ -227,6 +228,18 @@ class TtsServerSession:
         running.segments += 1
         running.audio_bytes += len(pcm)
         self._out.append(bytes(pcm))
+
+    def send_word_timings(self, request_id: str, timings: WordTimings) -> None:
+        """Queue a ``word_timings`` message of the running request (a request that asked for timings): send it
+        before the PCM of the words it times. Ignored once the request is cancelled."""
+        running = self._require_running(request_id)
+        if timings.request_id != request_id:
+            raise SessionStateError(
+                f"word_timings of request {timings.request_id!r} sent while {request_id!r} runs: time its own words"
+            )
+        if running.cancelled or not timings.words:
+            return
+        self._emit(timings)
 
     def finish_request(self, request_id: str, *, elapsed_s: float, first_audio_s: float | None) -> None:
         """End the running request: ``synthesis_complete``, or ``synthesis_cancelled`` if it was cancelled."""

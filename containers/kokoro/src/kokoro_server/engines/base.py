@@ -71,3 +71,14 @@ class Synthesizer(Protocol):
     def infer_timed(self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float) -> Rendered:
         """Like :meth:`infer`, with the predicted frames per token (same single forward pass)."""
         ...
+
+    @property
+    def streams(self) -> bool:
+        """Whether :meth:`stream_timed` decodes chunk by chunk (else it yields the whole audio once)."""
+        ...
+
+    def stream_timed(
+        self, tokens: Sequence[int], style: npt.NDArray[np.float32], speed: float, *, chunked: bool = True
+    ) -> StreamedRender:
+        """Run the front end now; the audio comes as the returned chunks are read (``chunked=False``: one chunk)."""
+        ...

@@ -100,7 +100,7 @@ class Engine:
     @property
     def streams(self) -> bool:
         """Whether :meth:`render_stream` decodes chunk by chunk (the synthesizer was split at its decoder)."""
-        return bool(getattr(self._synthesizer, "streams", False))
+        return self._synthesizer.streams
 
     def render_stream(self, segment: Segment, *, voice: str, speed: float) -> StreamedRender:
         """Run one segment's front end (blocking); its audio comes chunk by chunk as the result's chunks are read.
@@ -117,12 +117,7 @@ class Engine:
             return StreamedRender(durations=(), chunks=iter(()))
         pack = self._voices.resolve(voice)
         style = self._voices.style_for(pack, len(segment.tokens))
-        stream = getattr(self._synthesizer, "stream_timed", None)
-        if stream is None:
-            rendered = self._synthesizer.infer_timed(segment.tokens, style, speed)
-            return StreamedRender(durations=rendered.durations or (), chunks=iter((rendered.audio,)))
-        streamed: StreamedRender = stream(segment.tokens, style, speed)
-        return streamed
+        return self._synthesizer.stream_timed(segment.tokens, style, speed)
 
     def synthesize(self, text: str, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
         """Plan and render all of ``text``; the segments' audio concatenated (empty for silent text)."""
