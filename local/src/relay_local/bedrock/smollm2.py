@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from relay_local.bedrock.models import SMOLLM2_MODEL_ID
+from relay_local.bedrock.model_ids import SMOLLM2_MODEL_ID
 from relay_local.bedrock.wire import ConverseRequest
 
 logger = logging.getLogger(__name__)
