@@ -1,4 +1,5 @@
-"""What each workspace member imports: relay_core only the standard library, and every member only what it declares.
+"""What each workspace member imports: relay_core only the standard library, every member only what it declares,
+and no module imports itself back through others.
 
 relay_core is imported by every deployable, Lambda included, so it imports nothing outside the standard library.
 Every member declares the members it imports (its dependencies, or one of its extras).
@@ -7,6 +8,11 @@ An undeclared import works in the dev environment, where every member is install
 that installs a member alone: a container image (``uv sync --package X``) or a Lambda bundle. Lazy imports inside
 functions count: they are how a member reaches an optional part (the smoke test's transport, the weights
 converter), and exactly what an image or bundle would miss.
+
+No import circles, across the whole workspace: module ``a`` importing ``b`` while ``b`` (or something ``b``
+imports) imports ``a`` means neither can be understood, tested or loaded without the other. A function-level import
+counts as an edge too: it hides the circle from the interpreter's start-up, not from the reader, and it is how a
+light command ends up loading a whole server (the weights converter once loaded 46 server modules and uvicorn).
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import ast
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,6 +113,126 @@ def test_relay_core_and_the_transports_import_no_deployable() -> None:
     others = {m.package for m in members.values()}
     assert imported_roots(members["relay-core"].sources) & others == {"relay_core"}
     assert imported_roots(members["relay-transport"].sources) & others == {"relay_core", "relay_transport"}
+
+
+def module_names(sources: Path) -> dict[str, Path]:
+    """Every module under a package directory by its dotted name (a package by its ``__init__``)."""
+    modules: dict[str, Path] = {}
+    for path in sources.rglob("*.py"):
+        parts = path.relative_to(sources.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def _resolve(name: str, known: Mapping[str, Path]) -> str | None:
+    """The module an imported dotted name loads: itself, or the nearest package above it (``pkg.obj`` → ``pkg``)."""
+    while name and name not in known:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:
+    """For each module, the modules among ``modules`` it imports, at module level, inside functions or under
+    ``TYPE_CHECKING`` alike; relative imports resolved; ``from pkg import sub`` is an edge to ``pkg.sub`` when that
+    is a module, else to ``pkg``. Importing ``pkg.sub`` also runs ``pkg/__init__``, but that is no edge of the
+    importer's: a package's ``__init__`` that gathers its own submodules would otherwise be a circle by itself."""
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{alias.name}" for alias in node.names]
+            for target in targets:
+                resolved = _resolve(target, modules)
+                if resolved is not None and resolved != name:
+                    edges.add(resolved)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Each group of modules that import one another (a strongly connected component of more than one module),
+    sorted, by Tarjan's algorithm; empty when the graph has no circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
+def workspace_modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for member in workspace_members():
+        modules.update(module_names(member.sources))
+    return modules
+
+
+def test_no_module_of_the_workspace_imports_itself_back() -> None:
+    modules = workspace_modules()
+    assert {"kokoro_server.cli", "kokoro_server.convert.cli", "relay_local.bedrock.models"} <= modules.keys()
+    graph = import_graph(modules)
+    assert "kokoro_server.convert.cli" in graph["kokoro_server.cli"]  # the lazy import is seen
+    assert import_cycles(graph) == []
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # a function-level import closes a circle as surely as a module-level one
+        ({"a.py": "from pkg import b\n", "b.py": "def f():\n    from pkg.a import x\n"}, [["pkg.a", "pkg.b"]]),
+        # relative imports, through three modules
+        (
+            {"a.py": "from .b import y\n", "b.py": "from . import c\n", "c.py": "import pkg.a\n"},
+            [["pkg.a", "pkg.b", "pkg.c"]],
+        ),
+        # a package gathering its submodules is no circle; a submodule importing its package back is one
+        ({"__init__.py": "from pkg.a import x\n", "a.py": "import os\n"}, []),
+        ({"__init__.py": "from pkg.a import x\n", "a.py": "from pkg import y\n"}, [["pkg", "pkg.a"]]),
+        ({"a.py": "from pkg.b import x\n", "b.py": "import json\n"}, []),
+    ],
+)
+def test_the_cycle_check_finds_a_circle(tmp_path: Path, files: dict[str, str], expected: list[list[str]]) -> None:
+    (tmp_path / "pkg").mkdir()
+    for name, code in {"__init__.py": "", **files}.items():
+        (tmp_path / "pkg" / name).write_text(code)
+    assert import_cycles(import_graph(module_names(tmp_path / "pkg"))) == expected
 
 
 @pytest.mark.parametrize(
