@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from relay_core.agent.events import AgentCancel, AgentEnd, AgentEvent, AgentPayload, parse_event
-from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
+from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings, apply_word_timings
 from relay_transport.ws import WsTransport
 from voice_agent.app import VoiceAgentService
 from voice_agent.config import AgentConfig
@@ -54,8 +54,12 @@ def test_a_barge_in_after_the_reply_keeps_only_the_words_heard(tts_server: Any, 
 
     events = asyncio.run(go())
     assert isinstance(events[-1], AgentEnd) and events[-1].status == "completed"
-    words = [w for e in events if isinstance(e, WordTimings) for w in e.words]
+    words: list[WordTiming] = []
+    for event in events:
+        if isinstance(event, WordTimings):
+            apply_word_timings(words, event)
     assert [w.word for w in words] == prompt.split(), "every word of both sentences, in order, on one timeline"
+    assert all(w.final for w in words)
     assert {e.request_id for e in events if isinstance(e, WordTimings)} == {"done-1"}
     WordTimings("check", tuple(words))  # the second sentence's words come after the first's
 
@@ -76,7 +80,7 @@ def test_a_barge_in_while_the_model_writes_keeps_only_the_words_heard(tts_server
         async for event in _events(service, AgentPayload(prompt=prompt, request_id="live-1", timings=True)):
             events.append(event)
             if isinstance(event, WordTimings):
-                words.extend(event.words)
+                apply_word_timings(words, event)
                 if len(words) >= 3:
                     service.cancel(AgentCancel(played_ms=_played_ms_between(words, 2)), SESSION)
         return events

@@ -26,6 +26,7 @@ from relay_core.word_timings import (
     WORD_TIMINGS_TYPE,
     WordTiming,
     WordTimings,
+    apply_word_timings,
     parse_captioned_speech,
     parse_word_timings,
 )
@@ -50,6 +51,7 @@ def tts_server(
 
 def _check_words(words: list[WordTiming], duration_s: float) -> None:
     assert [w.word for w in words] == WORDS
+    assert all(w.final for w in words), "every estimate was replaced by its final timing"
     assert all(0 <= w.start_s < w.end_s <= duration_s + 1e-3 for w in words)
     WordTimings("check", tuple(words))  # ordered, never overlapping
 
@@ -75,7 +77,10 @@ def test_websocket_sends_timings_before_each_segment_only_when_asked(tts_server:
     for index, _ in timed:
         assert isinstance(frames[index + 1], bytes), "each word_timings frame comes right before its segment's PCM"
     pcm = b"".join(f for i, f in enumerate(frames) if isinstance(f, bytes) and i < plain_start)
-    _check_words([w for _, t in timed for w in t.words], len(pcm) / (2 * limits.SAMPLE_RATE))
+    words: list[WordTiming] = []
+    for _, timings in timed:
+        apply_word_timings(words, timings)
+    _check_words(words, len(pcm) / (2 * limits.SAMPLE_RATE))
 
 
 def _sse(body: bytes) -> list[tuple[str, str]]:
@@ -97,9 +102,10 @@ def test_sse_and_captioned_speech_carry_the_same_timings(tts_server: Any) -> Non
         if name == WORD_TIMINGS_TYPE:
             timings = parse_word_timings(data)
             assert timings.request_id
-            # its segment's audio has not been sent yet: every word starts at or after the audio so far
-            assert all(w.start_s >= len(pcm) / (2 * limits.SAMPLE_RATE) - 1e-3 for w in timings.words)
-            words.extend(timings.words)
+            # a word timed for the first time: its audio has not been sent yet, it starts at or after the audio so far
+            known = len(words)
+            apply_word_timings(words, timings)
+            assert all(w.start_s >= len(pcm) / (2 * limits.SAMPLE_RATE) - 1e-3 for w in words[known:])
             continue
         event = parse_event(data)
         if isinstance(event, AudioChunk):

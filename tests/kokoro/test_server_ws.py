@@ -24,7 +24,7 @@ from relay_core.tts.messages import (
     TtsErrorCode,
     TtsFailed,
 )
-from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTiming, WordTimings, apply_word_timings, parse_word_timings
 
 pytestmark = pytest.mark.slow
 
@@ -180,8 +180,8 @@ def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
     """``KOKORO_STREAM_DECODER=every``: each long segment's PCM leaves in several binary frames as the decoder's
     chunks exist; ``on`` (the default): the first segment's (the session's first sound), then one frame per
     segment. With or
-    without word timings; a timed request's ``word_timings`` frames each come right before a binary frame, carry
-    every written word once and in order, and never time audio already sent."""
+    without word timings; a timed request's ``word_timings`` frames each come right before a binary frame, time
+    every word before its audio, and, applied in order, give every written word once, in order, final."""
     engine_name = request.node.callspec.params["tts_server"]
     engine = request.getfixturevalue(f"{engine_name}_engine")
     with serve_tts(engine, stream_decoder=True, stream_every_segment=every) as server:
@@ -214,17 +214,22 @@ def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
         assert timed == []
         return
     assert len(timed) > 2, "a streamed segment's words come in several messages, as its audio does"
-    words = [w for m in timed for w in parse_word_timings(m).words]
-    assert [w.word for w in words] == STREAMED.split()
-    WordTimings("check", tuple(words))  # ordered, never overlapping
-    assert words[-1].end_s <= len(peer.pcm("multi")) / (2 * limits.SAMPLE_RATE) + 1e-3
+    words: list[WordTiming] = []
     heard = 0
     for frame in peer.frames:
         if isinstance(frame, bytes):
             heard += len(frame)
         elif json.loads(frame)["type"] == WORD_TIMINGS_TYPE:
-            first = parse_word_timings(frame).words[0]
-            assert first.start_s >= heard / (2 * limits.SAMPLE_RATE) - 1e-3, "timings come before their audio"
+            known = len(words)
+            apply_word_timings(words, parse_word_timings(frame))
+            first_timed = words[known:]
+            assert all(w.start_s >= heard / (2 * limits.SAMPLE_RATE) - 1e-3 for w in first_timed), (
+                "a word is timed before its audio"
+            )
+    assert [w.word for w in words] == STREAMED.split()
+    assert all(w.final for w in words), "every estimate was replaced by its final timing"
+    WordTimings("check", tuple(words))  # ordered, never overlapping
+    assert words[-1].end_s <= len(peer.pcm("multi")) / (2 * limits.SAMPLE_RATE) + 1e-3
     kinds = [isinstance(f, bytes) or json.loads(f)["type"] for f in peer.frames]
     for index, kind in enumerate(kinds):
         if kind == WORD_TIMINGS_TYPE:

@@ -224,6 +224,7 @@ class ScheduledSpeech:
         self.shaped: list[ShapedInfo] = []
         self._previous = session.last_spoken
         self._planned: list[PlannedSegment] | None = None
+        self._held_timings: list[WordTimings] = []
 
     async def plan(self) -> int:
         """Plan the text (raises the engine's errors for a bad voice or speed); returns the segment count."""
@@ -295,6 +296,10 @@ class ScheduledSpeech:
             self.audio_bytes += len(piece.pcm)
         if piece.shaped is not None:
             self.shaped.append(piece.shaped)
+        piece.timings[:0], self._held_timings = self._held_timings, []
+        if not piece.pcm and piece.shaped is None:
+            # a chunk whose audio the silence policy still holds: its timings go right before the next audio
+            self._held_timings, piece.timings = piece.timings, []
         return piece.events()
 
     def _render(self, segment: Segment, boundary: Boundary) -> _Piece:
