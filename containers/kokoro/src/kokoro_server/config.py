@@ -29,20 +29,25 @@ Environment variables (all optional):
   (first audio, duration, audio seconds) to standard output (kokoro_server.session_metrics).
 - ``KOKORO_HOST``, ``KOKORO_PORT``: where ``kokoro-server`` listens (default 127.0.0.1:8081, the port the voice
   agent's default TTS URL points at; ``kokoro-server serve`` and the images use 0.0.0.0:8080).
+
+Each setting is declared once, in :data:`SETTINGS`: its field, its variable, how the variable's text is read, and
+its ``kokoro-server`` option when it has one. :meth:`ServerConfig.from_env`, the command line's parser and
+``kokoro_server.cli.config_from_args`` are all read from that table.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 from kokoro_server.engines import EngineConfig
 from kokoro_server.policy import DEFAULT_FIRST_FRAGMENT_WORDS, SpeechPolicy
 from kokoro_server.silence import SilencePolicy
 from relay_core.agent import defaults as agent_defaults
+from relay_core.cli_usage import given_path, non_empty
 
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 """Where SageMaker unpacks the model artefacts (the torch weights cache) inside the container."""
@@ -154,86 +159,15 @@ class ServerConfig:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerConfig:
-        """Settings from ``KOKORO_*`` variables (see the module docstring); unset ones keep their defaults."""
+        """Settings from ``KOKORO_*`` variables (see the module docstring); unset or blank ones keep their defaults.
+        The torch engine with no weights directory uses SageMaker's model directory when there is one."""
         env = os.environ if environ is None else environ
-
-        def text(name: str) -> str | None:
-            value = env.get(name, "").strip()
-            return value or None
-
-        def path(name: str) -> Path | None:
-            value = text(name)
-            return None if value is None else Path(value)
-
-        def number(name: str) -> int | None:
-            value = text(name)
-            if value is None:
-                return None
-            try:
-                return int(value)
-            except ValueError as exc:
-                raise ConfigError(f"{name}={value!r} is not a whole number: set it to one, or unset it") from exc
-
-        def switch(name: str, default: bool) -> bool:
-            value = (text(name) or "").lower()
-            if not value:
-                return default
-            if value in {"on", "true", "1", "yes"}:
-                return True
-            if value in {"off", "false", "0", "no"}:
-                return False
-            raise ConfigError(f"{name}={value!r}: use on or off")
-
-        def decimal(name: str) -> float | None:
-            value = text(name)
-            if value is None:
-                return None
-            try:
-                return float(value)
-            except ValueError as exc:
-                raise ConfigError(f"{name}={value!r} is not a number of milliseconds: set one, or unset it") from exc
-
-        fragment = text("KOKORO_FIRST_FRAGMENT_WORDS")
-        fragment_words = (
-            DEFAULT_FIRST_FRAGMENT_WORDS
-            if fragment is None
-            else 0
-            if fragment.lower() == "off"
-            else number("KOKORO_FIRST_FRAGMENT_WORDS")
-        )
-        stream = (text("KOKORO_STREAM_DECODER") or "on").lower()
-        stream = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(stream, stream)
-        if stream not in {"on", "off", "every"}:
-            raise ConfigError(f"KOKORO_STREAM_DECODER={stream!r}: use on, every or off")
-        engine = (text("KOKORO_ENGINE") or "onnx").lower()
-        if engine not in ENGINE_NAMES:
-            raise ConfigError(f"KOKORO_ENGINE={engine!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
-        weights_dir = path("KOKORO_WEIGHTS_DIR")
-        if engine == "torch" and weights_dir is None and SAGEMAKER_MODEL_DIR.is_dir():
-            weights_dir = SAGEMAKER_MODEL_DIR
-        return cls(
-            engine="torch" if engine == "torch" else "onnx",
-            model_path=path("KOKORO_MODEL_PATH"),
-            voices_path=path("KOKORO_VOICES_PATH"),
-            weights_dir=weights_dir,
-            device=text("KOKORO_DEVICE"),
-            default_voice=text("KOKORO_DEFAULT_VOICE"),
-            lang=text("KOKORO_LANG") or "en-us",
-            threads=number("KOKORO_THREADS"),
-            workers=number("KOKORO_WORKERS"),
-            cors_origins=cls.parse_origins(text("KOKORO_CORS_ORIGINS") or ""),
-            host=text("KOKORO_HOST") or LOCAL_HOST,
-            port=LOCAL_PORT if (port := number("KOKORO_PORT")) is None else port,
-            silence=switch("KOKORO_SILENCE", True),
-            stream_decoder=stream != "off",
-            stream_every_segment=stream == "every",
-            sentence_pause_ms=decimal("KOKORO_SENTENCE_PAUSE_MS"),
-            paragraph_pause_ms=decimal("KOKORO_PARAGRAPH_PAUSE_MS"),
-            clause_pause_ms=decimal("KOKORO_CLAUSE_PAUSE_MS"),
-            first_fragment_words=fragment_words,
-            max_sessions=number("KOKORO_MAX_SESSIONS"),
-            metrics_endpoint=text("KOKORO_METRICS_ENDPOINT"),
-        )
+        values: dict[str, object] = {}
+        for setting in SETTINGS:
+            values.update(setting.read(env))
+        if values.get("engine") == "torch" and "weights_dir" not in values and SAGEMAKER_MODEL_DIR.is_dir():
+            values["weights_dir"] = SAGEMAKER_MODEL_DIR
+        return cls(**values)  # type: ignore[arg-type]
 
     @property
     def inference_workers(self) -> int:
@@ -279,3 +213,165 @@ class ServerConfig:
             threads=self.threads,
             default_voice=self.default_voice,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    """A setting's ``kokoro-server`` option. ``help`` may name ``{host}`` and ``{port}``: the defaults of the
+    command it is part of (``kokoro-server`` or ``kokoro-server serve``)."""
+
+    name: str
+    help: str
+    type: Callable[[str], object] = str
+    choices: Sequence[str] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The attribute argparse gives the option's value (``--weights-dir`` → ``weights_dir``)."""
+        return self.name.removeprefix("--").replace("-", "_")
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting: the :class:`ServerConfig` field it sets (two for ``KOKORO_STREAM_DECODER``, whose ``parse``
+    then returns both values), its ``KOKORO_*`` variable, how the variable's text is read (``parse`` raises
+    ``ValueError`` with what follows ``NAME=`` in the message), and its command-line option, if it has one."""
+
+    field: str | tuple[str, ...]
+    env: str
+    parse: Callable[[str], object]
+    flag: Flag | None = None
+
+    def fields_of(self, value: object) -> dict[str, object]:
+        """The field values ``value`` (this setting's, parsed) gives; none for ``None`` (left as it is)."""
+        if value is None:
+            return {}
+        if isinstance(self.field, str):
+            return {self.field: value}
+        return dict(zip(self.field, cast(tuple[object, ...], value), strict=True))
+
+    def read(self, env: Mapping[str, str]) -> dict[str, object]:
+        """The field values the variable sets; none when it is unset or blank. Raises :class:`ConfigError`."""
+        text = env.get(self.env, "").strip()
+        if not text:
+            return {}
+        try:
+            return self.fields_of(self.parse(text))
+        except ValueError as exc:
+            raise ConfigError(f"{self.env}={exc}") from exc
+
+
+def _engine_name(text: str) -> EngineName:
+    name = text.lower()
+    if name not in ENGINE_NAMES:
+        raise ValueError(f"{name!r} is unknown: use one of {', '.join(ENGINE_NAMES)}")
+    return "torch" if name == "torch" else "onnx"
+
+
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a whole number: set it to one, or unset it") from None
+
+
+def _milliseconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of milliseconds: set one, or unset it") from None
+
+
+def _switch(text: str) -> bool:
+    value = text.lower()
+    if value in {"on", "true", "1", "yes"}:
+        return True
+    if value in {"off", "false", "0", "no"}:
+        return False
+    raise ValueError(f"{value!r}: use on or off")
+
+
+def _words_or_off(text: str) -> int:
+    return 0 if text.lower() == "off" else _whole_number(text)
+
+
+def _stream_decoder(text: str) -> tuple[bool, bool]:
+    """``on`` / ``every`` / ``off`` (or a switch's other spellings) → (``stream_decoder``, ``stream_every_segment``)."""
+    mode = text.lower()
+    mode = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(mode, mode)
+    if mode not in {"on", "off", "every"}:
+        raise ValueError(f"{mode!r}: use on, every or off")
+    return mode != "off", mode == "every"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("host", "KOKORO_HOST", str, Flag("--host", "address to listen on (default {host})", non_empty)),
+    Setting("port", "KOKORO_PORT", _whole_number, Flag("--port", "port (default {port}; 0 picks a free one)", int)),
+    Setting(
+        "engine",
+        "KOKORO_ENGINE",
+        _engine_name,
+        Flag("--engine", "inference backend (default KOKORO_ENGINE or onnx)", choices=ENGINE_NAMES),
+    ),
+    Setting(
+        "model_path",
+        "KOKORO_MODEL_PATH",
+        Path,
+        Flag("--model", "ONNX model file (default: the embedded int8 Kokoro-82M)", given_path),
+    ),
+    Setting(
+        "voices_path",
+        "KOKORO_VOICES_PATH",
+        Path,
+        Flag("--voices", "voice packs (.npz/.bin file, or a directory of .pt)", given_path),
+    ),
+    Setting(
+        "weights_dir",
+        "KOKORO_WEIGHTS_DIR",
+        Path,
+        Flag("--weights-dir", "torch weights directory (config.json, .pth, voices/)", given_path),
+    ),
+    Setting(
+        "default_voice",
+        "KOKORO_DEFAULT_VOICE",
+        str,
+        Flag("--default-voice", "voice used when a request names none", non_empty),
+    ),
+    Setting(
+        "lang", "KOKORO_LANG", str, Flag("--lang", "espeak-ng language of the G2P front end (default en-us)", non_empty)
+    ),
+    Setting(
+        "workers",
+        "KOKORO_WORKERS",
+        _whole_number,
+        Flag("--workers", "inference worker threads (default: 1 for onnx; 2 for torch)", int),
+    ),
+    Setting(
+        "threads",
+        "KOKORO_THREADS",
+        _whole_number,
+        Flag("--threads", "CPU threads per inference (default: every core)", int),
+    ),
+    Setting(
+        "cors_origins",
+        "KOKORO_CORS_ORIGINS",
+        ServerConfig.parse_origins,
+        Flag(
+            "--cors-origins",
+            "comma-separated origins allowed to call the HTTP routes from a browser, or '*' "
+            "(default KOKORO_CORS_ORIGINS or none: CORS off)",
+            ServerConfig.parse_origins,
+        ),
+    ),
+    Setting("device", "KOKORO_DEVICE", str),
+    Setting("silence", "KOKORO_SILENCE", _switch),
+    Setting("sentence_pause_ms", "KOKORO_SENTENCE_PAUSE_MS", _milliseconds),
+    Setting("paragraph_pause_ms", "KOKORO_PARAGRAPH_PAUSE_MS", _milliseconds),
+    Setting("clause_pause_ms", "KOKORO_CLAUSE_PAUSE_MS", _milliseconds),
+    Setting("first_fragment_words", "KOKORO_FIRST_FRAGMENT_WORDS", _words_or_off),
+    Setting(("stream_decoder", "stream_every_segment"), "KOKORO_STREAM_DECODER", _stream_decoder),
+    Setting("max_sessions", "KOKORO_MAX_SESSIONS", _whole_number),
+    Setting("metrics_endpoint", "KOKORO_METRICS_ENDPOINT", str),
+)
+"""Every setting of :class:`ServerConfig`, once: the options in the order ``kokoro-server --help`` lists them, then
+the settings only a variable sets."""
