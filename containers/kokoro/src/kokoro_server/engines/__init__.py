@@ -6,16 +6,23 @@
   voices/*.pt).
 
 Both share one G2P front end (espeak-ng) and one :class:`Engine` API.
+
+Importing this package is light: the settings (:class:`EngineConfig`), the errors, the shared types and the model
+files, with no onnxruntime, phonemizer or torch, so reading the server's settings (``kokoro_server.config``) costs
+milliseconds. The inference stacks load with a model: :func:`load_engine` imports them, and the names that live in
+them (:class:`Engine`, :class:`OnnxSynthesizer`, :class:`Phonemizer`, :class:`Tokenizer`) are imported from their
+modules the first time they are asked of this package (:func:`__getattr__`, the one deliberate lazy load here;
+:data:`LOADED_WITH_A_MODEL` names them).
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from kokoro_server.engines.base import FRAME_SAMPLES, SAMPLE_RATE, Rendered, Segment, Synthesizer
-from kokoro_server.engines.engine import Engine
 from kokoro_server.engines.errors import (
     EngineError,
     InferenceError,
@@ -23,10 +30,33 @@ from kokoro_server.engines.errors import (
     ModelFilesError,
     UnknownVoiceError,
 )
-from kokoro_server.engines.g2p import Phonemizer, Tokenizer
 from kokoro_server.engines.model_files import assemble_int8_model, default_vocab, default_voices_path
-from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.engines.voices import VoiceBank
+
+if TYPE_CHECKING:
+    from kokoro_server.engines.engine import Engine
+    from kokoro_server.engines.g2p import Phonemizer, Tokenizer
+    from kokoro_server.engines.onnx_synth import OnnxSynthesizer
+
+LOADED_WITH_A_MODEL: Final = {
+    "Engine": "kokoro_server.engines.engine",
+    "OnnxSynthesizer": "kokoro_server.engines.onnx_synth",
+    "Phonemizer": "kokoro_server.engines.g2p",
+    "Tokenizer": "kokoro_server.engines.g2p",
+}
+"""The names this package offers whose modules import the inference stacks (onnxruntime, phonemizer): each is
+imported when first asked for (``from kokoro_server.engines import Engine``), not when the package is."""
+
+
+def __getattr__(name: str) -> object:
+    """A name of :data:`LOADED_WITH_A_MODEL`, imported from its module now (and kept: asked once)."""
+    module = LOADED_WITH_A_MODEL.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FRAME_SAMPLES",
@@ -82,6 +112,11 @@ def load_engine(config: EngineConfig) -> Engine:
     """
     if config.threads is not None and config.threads < 1:
         raise EngineError(f"threads={config.threads}: use a positive number, or leave it unset for every core")
+    # the inference stacks, loaded with the model (see the module docstring)
+    from kokoro_server.engines.engine import Engine  # noqa: PLC0415
+    from kokoro_server.engines.g2p import Phonemizer, Tokenizer  # noqa: PLC0415
+    from kokoro_server.engines.onnx_synth import OnnxSynthesizer  # noqa: PLC0415
+
     phonemizer = Phonemizer(config.lang)
     synthesizer: Synthesizer
     if config.engine == "onnx":
