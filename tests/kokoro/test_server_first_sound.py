@@ -12,12 +12,12 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from kokoro_server.admission import SERVER_BUSY
 from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
 from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
+from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts.messages import SynthesisComplete, Synthesize
 
@@ -100,7 +100,7 @@ def test_a_full_instance_refuses_new_sessions_with_1013_and_says_busy(onnx_engin
             async with connect(url, open_timeout=60) as holder:
                 await holder.send(TtsClientSession().synthesize(Synthesize(text="Yes.", request_id="held")))
                 await holder.recv()  # synthesis_start: the session is being served
-                assert await refused_code(url) == SERVER_BUSY
+                assert await refused_code(url) == TRY_AGAIN_LATER
                 ping = await http.get("/ping")
                 assert ping.status_code == 200  # SageMaker would take a non-200 ping for an unhealthy container
                 assert ping.json() == {"status": "busy", "sessions": 1, "max_sessions": 1}

@@ -14,12 +14,11 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidURI
 
 from relay_core.agent.defaults import TTS_CLOSE_TIMEOUT_S, TTS_CONNECT_TIMEOUT_S
+from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_transport.errors import TtsConnectionClosed, TtsUnavailableError
 
 logger = logging.getLogger(__name__)
 
-TRY_AGAIN_LATER = 1013
-"""The close code of a TTS container whose sessions are all taken (its admission limit)."""
 MAX_FRAME_BYTES = 4 * 1024 * 1024
 """Largest server frame accepted; the container sends one synthesized segment (seconds of PCM) per frame."""
 
@@ -92,4 +91,4 @@ class WsTransport:
         return WsConnection(websocket, self.url)
 
 
-__all__ = ["MAX_FRAME_BYTES", "TRY_AGAIN_LATER", "WsConnection", "WsTransport"]
+__all__ = ["MAX_FRAME_BYTES", "WsConnection", "WsTransport"]

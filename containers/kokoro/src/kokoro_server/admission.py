@@ -19,12 +19,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.tts.messages import SESSION_PATH
 
 PING_PATH = "/ping"
-
-SERVER_BUSY = 1013
-"""WebSocket close code for "try again later" (RFC 6455 registry), used when the instance is full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +108,7 @@ class AdmissionMiddleware:
         if not self.counter.try_enter():
             websocket = WebSocket(scope, receive, send)
             await websocket.accept()
-            await websocket.close(SERVER_BUSY, reason=self.counter.refusal_reason())
+            await websocket.close(TRY_AGAIN_LATER, reason=self.counter.refusal_reason())
             return
         try:
             await self.app(scope, receive, send)

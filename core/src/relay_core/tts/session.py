@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from relay_core import limits
+from relay_core.close_codes import NORMAL_CLOSURE
 from relay_core.errors import ProtocolError, SessionStateError
 from relay_core.tts.messages import (
     Cancel,
@@ -41,7 +42,6 @@ from relay_core.tts.messages import (
 )
 from relay_core.word_timings import WordTimings
 
-NORMAL_CLOSURE = 1000
 REMEMBERED_REQUEST_IDS = 4 * limits.MAX_QUEUED_REQUESTS
 """Ended request ids a session remembers to refuse their reuse (the oldest are forgotten first); the ids of
 queued and running requests are always refused."""

@@ -10,6 +10,7 @@ from typing import Final
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from relay_core.close_codes import NORMAL_CLOSURE
 from relay_functions.ops.smoke_transport import InvocationStream, SessionClosedError, SessionConnection
 
 MAX_FRAME_BYTES: Final = 16 * 1024 * 1024
@@ -34,7 +35,7 @@ class WsSession:
             return await self._ws.recv()
         except ConnectionClosed as exc:
             code = exc.rcvd.code if exc.rcvd is not None else None
-            raise SessionClosedError(f"WebSocket closed with code {code}", clean=code == 1000) from exc
+            raise SessionClosedError(f"WebSocket closed with code {code}", clean=code == NORMAL_CLOSURE) from exc
 
     async def aclose(self) -> None:
         await self._ws.close()

@@ -35,6 +35,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from relay_core import limits
+from relay_core.close_codes import GOING_AWAY, NORMAL_CLOSURE
 from relay_local.gateway.events import (
     CONNECT_ROUTE,
     DEFAULT_ROUTE,
@@ -66,8 +67,6 @@ UNAUTHORIZED = "Unauthorized"
 """The exception message with which an authorizer says 401 (AWS's convention)."""
 IDENTITY_SOURCE_PARAM = "token"
 """The authorizer's identity source: ``route.request.querystring.token``."""
-GOING_AWAY = 1001
-MESSAGE_TOO_BIG = 1009
 
 
 class ConnectionGoneError(LookupError):
@@ -344,7 +343,7 @@ class WebSocketApi:
     async def delete_connection(self, connection_id: str) -> None:
         """Close the connection from the server side (``DELETE @connections/{id}``)."""
         live = self._find(connection_id)
-        await live.websocket.close(1000, "")
+        await live.websocket.close(NORMAL_CLOSURE, "")
 
     @property
     def open_connections(self) -> list[str]:

@@ -39,6 +39,7 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake, InvalidStatus
 
+from relay_core.close_codes import GOING_AWAY, NORMAL_CLOSURE
 from relay_local.sagemaker_frontend.eventstream import (
     CONTENT_TYPE,
     EnvelopeDecoder,
@@ -335,7 +336,7 @@ class _Connection:
             raise
         finally:
             stream.response_ended = True
-            await websocket.close(1001 if stream.reset or self._closed else 1000)
+            await websocket.close(GOING_AWAY if stream.reset or self._closed else NORMAL_CLOSURE)
 
     async def _upstream(self, stream: _Stream, websocket: ClientConnection) -> None:
         """Client parts → container frames, in order; PARTIAL parts become one fragmented message."""
@@ -345,10 +346,10 @@ class _Connection:
             item = await stream.inbound.get()
             if isinstance(item, _Failure):
                 await self._finish(stream, item.event)
-                await websocket.close(1000)
+                await websocket.close(NORMAL_CLOSURE)
                 return
             if not isinstance(item, RequestPart):  # the client ended its input
-                await websocket.close(1000)
+                await websocket.close(NORMAL_CLOSURE)
                 return
             if first is None:
                 first = item
