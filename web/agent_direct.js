@@ -5,7 +5,7 @@
 
 import { SseDecoder } from "./sse.js";
 import { PcmAssembler, base64ToBytes } from "./client/pcm.js";
-import { parseWords, playedMsField } from "./client/session.js";
+import { parseWordIndex, parseWords, playedMsField } from "./client/session.js";
 
 /** The header that names an AgentCore conversation (relay_core.agent.events.AGENTCORE_SESSION_HEADER). */
 export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
@@ -60,9 +60,12 @@ export class AgentEventMapper {
       case "word_timings": {
         // The agent's own event (times on the turn's audio timeline); it has no seq of its own.
         const words = parseWords(event.words);
-        if (words === null) return [{ type: "protocol_error", message: "the agent sent malformed word_timings" }];
+        const index = parseWordIndex(event.index);
+        if (words === null || index === undefined) {
+          return [{ type: "protocol_error", message: "the agent sent malformed word_timings" }];
+        }
         this.wordMessages += 1;
-        return [{ type: "words_received", turnId, seq: this.wordMessages - 1, words }];
+        return [{ type: "words_received", turnId, seq: this.wordMessages - 1, words, index }];
       }
       case "audio_stream_end":
         return [{ type: "audio_ended", turnId, totalSamples: this.samples, durationS: Number(event.duration_s) }];

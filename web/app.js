@@ -110,6 +110,8 @@ class Captions {
     /** @type {Array<[number, number]>} for timed word i, its rendered reply words [first, last] */
     this.spans = [];
     this.next = 0;
+    /** @type {number[]} for timed word i, where the search for its place in the reply started */
+    this.from = [];
     /** the timed word highlighted now (-1: none yet) */
     this.current = -1;
     /** every rendered reply word up to this index has been spoken */
@@ -269,14 +271,26 @@ function noteAudio(view, samples, start) {
 /**
  * @param {TurnView} view
  * @param {import("./client/session.js").WordTiming[]} words
+ * @param {number | null} [index] where the words go among the turn's timed words (null: after them); the words
+ *   from there on are replaced (estimates made final)
  */
-function addCaptions(view, words) {
+function addCaptions(view, words, index = null) {
   if (view.captions === null) return;
   const c = view.captions;
-  c.track.add(words);
-  const aligned = alignToReply(words, view.words.words(), c.next);
-  c.spans.push(...aligned.spans);
-  c.next = aligned.next;
+  c.track.add(words, index);
+  if (index !== null && index < c.spans.length) {
+    c.next = c.from[index];
+    c.spans.length = index;
+    c.from.length = index;
+  }
+  let from = c.next;
+  for (const word of words) {
+    const aligned = alignToReply([word], view.words.words(), from);
+    c.from.push(from);
+    c.spans.push(...aligned.spans);
+    from = aligned.next;
+  }
+  c.next = from;
   followPlayback();
 }
 
@@ -387,7 +401,7 @@ function onDirectEvent(event) {
       noteAudio(view, event.samples, player.enqueue(event.samples));
       break;
     case "words_received":
-      addCaptions(view, event.words);
+      addCaptions(view, event.words, event.index);
       break;
     case "turn_ended":
       endTurn(view, event.outcome, event.code, event.message);
@@ -438,7 +452,7 @@ function bindTurn(view, relayTurn) {
     noteAudio(view, samples, player.stopped || last === undefined ? null : last.start);
     renderMetrics(view);
   });
-  relayTurn.on("words", ({ words }) => addCaptions(view, words));
+  relayTurn.on("words", ({ words, index }) => addCaptions(view, words, index));
   relayTurn.on("end", ({ outcome, code, message }) => endTurn(view, outcome, code, message));
 }
 

@@ -3,7 +3,7 @@
 // a word is heard once playback passed its midpoint). Pure: no DOM, no audio; the page asks it at each frame.
 
 /**
- * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
+ * @typedef {{word: string, start_s: number, end_s: number, final?: boolean}} WordTiming
  */
 
 export class CaptionTrack {
@@ -13,11 +13,14 @@ export class CaptionTrack {
   }
 
   /**
-   * Append the words of one `word_timings` message (in spoken order, on the same timeline as the audio).
-   * A word that would go back in time is refused, so the track stays sorted.
+   * Add the words of one `word_timings` message (in spoken order, on the same timeline as the audio): appended,
+   * or, with `index`, replacing the words held from that position on (estimates made final). A word that would
+   * go back in time is refused, so the track stays sorted.
    * @param {WordTiming[]} words
+   * @param {number | null} [index]
    */
-  add(words) {
+  add(words, index = null) {
+    if (index !== null && index < this.words.length) this.words.length = index;
     for (const w of words) {
       const last = this.words[this.words.length - 1];
       if (!(Number.isFinite(w.start_s) && Number.isFinite(w.end_s) && w.start_s <= w.end_s)) {

@@ -74,6 +74,7 @@ def test_captions_cover_the_reply_and_a_barge_in_with_played_ms_cuts_the_agents_
     report = asyncio.run(run_turn(url, token, SHORT, timings=True))
     assert report.outcome is TurnOutcome.COMPLETED
     assert [w.word for w in report.words] == report.text.split(), "every written word, in order"
+    assert all(w.final for w in report.words), "every estimate was replaced by its final timing"
     WordTimings("check", tuple(report.words))  # never going back in time, across segments
     audio_s = len(report.pcm) / limits.SAMPLE_WIDTH_BYTES / limits.SAMPLE_RATE
     assert all(0 <= w.start_s <= w.end_s <= audio_s + 0.001 for w in report.words), (audio_s, report.words[-1])
@@ -103,13 +104,20 @@ def test_relay_chat_timings_prints_each_word_with_its_time(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The CLI's side only (the gateway client is exercised above): the flag reaches the turn, every word is
-    printed with its span, the raw text stream is not printed twice."""
+    printed once with its final span (an estimate waits for the message that replaces it), the raw text stream is
+    not printed twice."""
     asked: list[bool] = []
-    words = (WordTiming("Hi", 0.09, 0.29), WordTiming("there.", 0.34, 0.64))
+    estimated = (WordTiming("Hi", 0.09, 0.29), WordTiming("there.", 0.3, 0.6, final=False))
+    final = (WordTiming("there.", 0.34, 0.64),)
 
     async def fake_run_turn(*args: Any, on_event: Any, timings: bool, **kwargs: Any) -> TurnReport:
         asked.append(timings)
-        for event in (TextReceived("t-1", 1, "Hi there."), WordsReceived("t-1", 2, words)):
+        events = (
+            TextReceived("t-1", 1, "Hi there."),
+            WordsReceived("t-1", 2, estimated),
+            WordsReceived("t-1", 3, final, index=1),
+        )
+        for event in events:
             on_event(event)
         return TurnReport("t-1", outcome=TurnOutcome.COMPLETED, text="Hi there.", pcm=b"\0\0" * 24_000)
 
@@ -120,5 +128,6 @@ def test_relay_chat_timings_prints_each_word_with_its_time(
     printed = capsys.readouterr().out
     assert asked == [True]
     assert printed.startswith("    0.09 –   0.29 s  Hi\n    0.34 –   0.64 s  there.\n")
+    assert "0.30" not in printed, "an estimate is not printed"
     assert "Hi there." not in printed
     assert out.exists()

@@ -42,6 +42,17 @@ test("captions: words out of order or with bad times are refused", () => {
   assert.equal(track.words.length, 3);
 });
 
+test("captions: a message with an index replaces the estimates from there on", () => {
+  const track = new CaptionTrack();
+  track.add([WORDS[0], { word: "1,234", start_s: 0.55, end_s: 1.5, final: false }, { word: "words.", start_s: 1.5, end_s: 1.9, final: false }]);
+  assert.equal(track.wordAt(0.57), 1, "the estimate places the word before its final timing arrives");
+  track.add(WORDS.slice(1), 1);
+  assert.deepEqual(track.words, WORDS);
+  assert.equal(track.wordAt(0.57), -1);
+  track.add([{ word: "more", start_s: 2.1, end_s: 2.4 }], 99);
+  assert.equal(track.words.length, 4, "an index past the words held appends");
+});
+
 test("captions: timed words find their rendered words in order, a dash joins the word before it", () => {
   const reply = ["Hello,", "sea", "—", "海.", "Bye."];
   const timed = [

@@ -5,7 +5,15 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { ClientSession, MAX_PLAYED_MS, STALL_RESUME_MS, TurnPhase, newTurnId } from "../../clients/js/src/session.js";
+import {
+  ClientSession,
+  MAX_PLAYED_MS,
+  MAX_WORD_INDEX,
+  STALL_RESUME_MS,
+  TurnPhase,
+  applyWords,
+  newTurnId,
+} from "../../clients/js/src/session.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
 
@@ -38,8 +46,10 @@ for (const c of cases) {
     assert.equal(got.turn.errorCode, e.error_code);
     assert.equal(got.turn.lastSeq, e.last_seq);
     assert.deepEqual(got.turn.words, e.words);
-    const words = got.events.filter((x) => x.type === "words_received").flatMap((x) => x.words);
-    assert.deepEqual(words, e.words, "each word timing surfaced once, in order");
+    /** @type {any[]} */
+    const words = [];
+    for (const x of got.events.filter((x) => x.type === "words_received")) applyWords(words, x.words, x.index);
+    assert.deepEqual(words, e.words, "the words_received events, applied by index, give the turn's words");
     assert.deepEqual(got.resumes, c.steps.filter((s) => "resume" in s).map((s) => s.resume));
   });
 }
@@ -136,7 +146,7 @@ test("session: unknown_turn / resume_expired never reject a turn not yet accepte
 
 test("session: timings and played_ms go on the wire only when given, as relay_core reads them", () => {
   const constants = JSON.parse(readFileSync(new URL("./fixtures/constants.json", import.meta.url), "utf8"));
-  assert.deepEqual({ STALL_RESUME_MS, MAX_PLAYED_MS }, constants);
+  assert.deepEqual({ STALL_RESUME_MS, MAX_PLAYED_MS, MAX_WORD_INDEX }, constants);
   const session = new ClientSession();
   assert.equal("timings" in JSON.parse(session.sendMessage({ prompt: "a" })), false);
   const timed = JSON.parse(session.sendMessage({ prompt: "b", timings: true }));
@@ -162,4 +172,25 @@ test("session: malformed word timings are a protocol error and change nothing", 
   assert.deepEqual(session.receive(JSON.stringify({ type: "word_timings", turn_id: turnId, seq: 0, words: backwards })).map((e) => e.type), ["protocol_error"]);
   assert.equal(session.turns.get(turnId).lastSeq, -1);
   assert.deepEqual(session.turns.get(turnId).words, []);
+});
+
+test("session: a word_timings index replaces the estimates held from there on; a malformed index changes nothing", () => {
+  const session = new ClientSession();
+  const turnId = "t-index";
+  session.sendMessage({ prompt: "hi", turnId, timings: true });
+  const send = (/** @type {number} */ seq, /** @type {any} */ extra) =>
+    session.receive(JSON.stringify({ type: "word_timings", turn_id: turnId, seq, ...extra }));
+  send(0, { words: [{ word: "one", start_s: 0, end_s: 0.2 }, { word: "two", start_s: 0.3, end_s: 0.5, final: false }] });
+  const [event] = send(1, { index: 1, words: [{ word: "two", start_s: 0.25, end_s: 0.45 }] });
+  assert.equal(event.type, "words_received");
+  assert.equal(/** @type {any} */ (event).index, 1);
+  assert.deepEqual(session.turns.get(turnId).words, [
+    { word: "one", start_s: 0, end_s: 0.2 },
+    { word: "two", start_s: 0.25, end_s: 0.45 },
+  ]);
+  for (const index of [-1, 1.5, "1", MAX_WORD_INDEX + 1]) {
+    assert.deepEqual(send(2, { index, words: [] }).map((e) => e.type), ["protocol_error"]);
+  }
+  assert.deepEqual(send(2, { words: [{ word: "x", start_s: 1, end_s: 2, final: "no" }] }).map((e) => e.type), ["protocol_error"]);
+  assert.equal(session.turns.get(turnId).words.length, 2);
 });

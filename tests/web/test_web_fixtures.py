@@ -34,7 +34,7 @@ from relay_core.client.framing import TurnFramer
 from relay_core.client.messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
 from relay_core.client.session import STALL_RESUME_S, ClientSession
 from relay_core.sse import SseDecoder, encode_sse
-from relay_core.word_timings import MAX_PLAYED_MS, WordTiming, WordTimings
+from relay_core.word_timings import MAX_PLAYED_MS, MAX_WORD_INDEX, WordTiming, WordTimings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSION_CASES = FIXTURES / "client_session_cases.json"
@@ -78,18 +78,37 @@ def agent_turn(
             return events
         pcm = tone(size, freq_hz=220 + 40 * index, start=offset)
         if timings:
-            spans = ((index * 40 + k) * 0.01 for k in range(40))
-            words = tuple(WordTiming(f"wörd{index}.{k}", round(t, 2), round(t + 0.008, 3)) for k, t in enumerate(spans))
-            events.append(WordTimings(rid, words))
+            events.append(_timings_before_chunk(rid, index))
         offset += size
         events.append(AudioChunk(request_id=rid, seq=index, data=b64encode(pcm)))
         if index == 1:
             events.append(TextDelta(request_id=rid, seq=1, text="Ünïcødé — 日本語, and emoji 🎙️ too. "))
         if index == 3:
             events.append(TextDelta(request_id=rid, seq=2, text="A" * 1500))
+    if timings:
+        events.append(_timings_before_chunk(rid, len(sizes), last=True))
     events.append(AudioStreamEnd(request_id=rid, total_chunks=len(sizes), duration_s=offset / 24000))
     events.append(AgentEnd(request_id=rid, status="completed", text_chars=42, sentences=3, elapsed_s=1.5))
     return events
+
+
+ESTIMATED_WORDS = 8
+"""Words at the end of each chunk's timings that are estimates, made final by the next message (as the container's
+streaming decoder does: docs/protocol.md, *Word timings*)."""
+
+
+def _timings_before_chunk(rid: str, index: int, *, last: bool = False) -> WordTimings:
+    """The word timings sent before audio chunk ``index``: the previous chunk's estimates again, final (with
+    ``index``), then 40 new words whose last :data:`ESTIMATED_WORDS` are estimates (none after the last chunk)."""
+
+    def word(group: int, k: int, *, final: bool) -> WordTiming:
+        t = (group * 40 + k) * 0.01
+        return WordTiming(f"wörd{group}.{k}", round(t, 2), round(t + (0.008 if final else 0.006), 3), final=final)
+
+    replayed = [word(index - 1, k, final=True) for k in range(40 - ESTIMATED_WORDS, 40)] if index else []
+    fresh = [] if last else [word(index, k, final=k < 40 - ESTIMATED_WORDS) for k in range(40)]
+    first = index * 40 - ESTIMATED_WORDS if index else None
+    return WordTimings(rid, (*replayed, *fresh), index=first)
 
 
 def framed(events: list[AgentEvent], turn_id: str = TURN_ID) -> list[str]:
@@ -277,7 +296,11 @@ def sse_cases() -> list[Json]:
 
 def constants() -> Json:
     """The relay_core values the web client mirrors as constants (clients/js/src/session.js)."""
-    return {"STALL_RESUME_MS": round(STALL_RESUME_S * 1000), "MAX_PLAYED_MS": MAX_PLAYED_MS}
+    return {
+        "STALL_RESUME_MS": round(STALL_RESUME_S * 1000),
+        "MAX_PLAYED_MS": MAX_PLAYED_MS,
+        "MAX_WORD_INDEX": MAX_WORD_INDEX,
+    }
 
 
 def render(cases: list[Json] | Json) -> str:
@@ -307,6 +330,8 @@ def test_fixture_word_timings_span_several_messages() -> None:
     messages = [json.loads(s["receive"]) for s in timed["steps"] if "receive" in s]
     assert len({m["seq"] for m in messages if m["type"] == "word_timings"}) > 5
     assert len(timed["expect"]["words"]) == 5 * 40
+    assert all(word.get("final", True) for word in timed["expect"]["words"]), "every estimate was replaced"
+    assert any(m.get("index") is not None for m in messages if m["type"] == "word_timings")
 
 
 def test_fixture_audio_spans_many_messages() -> None:

@@ -49,7 +49,7 @@ import { ClientSession, TurnOutcome, newTurnId } from "./session.js";
  * @typedef {object} TurnEvents
  * @property {{text: string, seq: number}} text
  * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
- * @property {{words: import("./session.js").WordTiming[], seq: number}} words
+ * @property {{words: import("./session.js").WordTiming[], seq: number, index: number | null}} words
  * @property {{totalSamples: number, durationS: number}} audioEnd
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
@@ -111,7 +111,7 @@ export class Turn extends Emitter {
         this.emit("audio", { samples: event.samples, sampleOffset: event.sampleOffset, seq: event.seq });
         break;
       case "words_received":
-        this.emit("words", { words: event.words, seq: event.seq });
+        this.emit("words", { words: event.words, seq: event.seq, index: event.index });
         break;
       case "audio_ended":
         this.sink?.end?.();

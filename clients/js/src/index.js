@@ -10,10 +10,13 @@ export {
   ClientSession,
   ClientTurn,
   MAX_PLAYED_MS,
+  MAX_WORD_INDEX,
   STALL_RESUME_MS,
   TurnOutcome,
   TurnPhase,
+  applyWords,
   newTurnId,
+  parseWordIndex,
   parseWords,
   playedMsField,
 } from "./session.js";

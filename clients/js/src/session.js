@@ -17,7 +17,7 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
  *   | {type: "text_received", turnId: string, seq: number, text: string}
  *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
- *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[]}
+ *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
  *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
@@ -28,8 +28,9 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
 
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
- * (relay_core.word_timings.WordTiming).
- * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
+ * (relay_core.word_timings.WordTiming). `final: false`: an estimate from the model's durations, sent so that the
+ * word is timed before its audio plays; a later `word_timings` message replaces it (see `applyWords`).
+ * @typedef {{word: string, start_s: number, end_s: number, final?: boolean}} WordTiming
  */
 
 /**
@@ -38,6 +39,9 @@ import { PcmAssembler, base64ToBytes } from "./pcm.js";
  * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
  */
 export const STALL_RESUME_MS = 10_000;
+
+/** relay_core.word_timings.MAX_WORD_INDEX: the largest `index` a word_timings message may carry. */
+export const MAX_WORD_INDEX = 10_000_000;
 
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS = 24 * 60 * 60 * 1000;
@@ -284,8 +288,10 @@ export class ClientSession {
       case "word_timings": {
         const words = parseWords(msg.words);
         if (words === null) return protocolError(`word_timings ${msg.seq} has malformed words`);
-        turn.words.push(...words);
-        return { type: "words_received", turnId, seq: msg.seq, words };
+        const index = parseWordIndex(msg.index);
+        if (index === undefined) return protocolError(`word_timings ${msg.seq} has a malformed index`);
+        applyWords(turn.words, words, index);
+        return { type: "words_received", turnId, seq: msg.seq, words, index };
       }
       case "agent_start":
         return { type: "turn_started", turnId, mode: String(msg.mode ?? "bidi"), model: String(msg.model ?? "") };
@@ -372,10 +378,35 @@ export function parseWords(value) {
     const { word, start_s: start, end_s: end } = /** @type {Record<string, unknown>} */ (item);
     if (typeof word !== "string" || word === "" || typeof start !== "number" || typeof end !== "number") return null;
     if (!(Number.isFinite(start) && Number.isFinite(end) && 0 <= start && start <= end && start >= lastEnd)) return null;
-    words.push({ word, start_s: start, end_s: end });
+    const final = /** @type {Record<string, unknown>} */ (item).final;
+    if (final !== undefined && typeof final !== "boolean") return null;
+    words.push(final === false ? { word, start_s: start, end_s: end, final } : { word, start_s: start, end_s: end });
     lastEnd = end;
   }
   return words;
+}
+
+/**
+ * The `index` of a word_timings message: null when absent (the words are appended), a whole number from 0 to
+ * relay_core.word_timings.MAX_WORD_INDEX, or undefined when malformed.
+ * @param {unknown} value
+ * @returns {number | null | undefined}
+ */
+export function parseWordIndex(value) {
+  if (value === undefined || value === null) return null;
+  return Number.isInteger(value) && 0 <= Number(value) && Number(value) <= MAX_WORD_INDEX ? Number(value) : undefined;
+}
+
+/**
+ * Apply one word_timings message to the words held (relay_core.word_timings.apply_word_timings): from `index` on
+ * they are replaced by `words` (estimates made final, or better estimates); with `index` null they are appended.
+ * @param {WordTiming[]} held
+ * @param {WordTiming[]} words
+ * @param {number | null} index
+ */
+export function applyWords(held, words, index) {
+  if (index !== null && index < held.length) held.length = index;
+  held.push(...words);
 }
 
 /** @param {unknown} value */

@@ -41,7 +41,7 @@ export function connect(options: ConnectOptions): RelayClient;
  * @typedef {object} TurnEvents
  * @property {{text: string, seq: number}} text
  * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
- * @property {{words: import("./session.js").WordTiming[], seq: number}} words
+ * @property {{words: import("./session.js").WordTiming[], seq: number, index: number | null}} words
  * @property {{totalSamples: number, durationS: number}} audioEnd
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
@@ -231,6 +231,7 @@ export type TurnEvents = {
     words: {
         words: import("./session.js").WordTiming[];
         seq: number;
+        index: number | null;
     };
     audioEnd: {
         totalSamples: number;

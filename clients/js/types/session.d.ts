@@ -16,12 +16,27 @@ export function playedMsField(playedMs: number): number;
  */
 export function parseWords(value: unknown): WordTiming[] | null;
 /**
+ * The `index` of a word_timings message: null when absent (the words are appended), a whole number from 0 to
+ * relay_core.word_timings.MAX_WORD_INDEX, or undefined when malformed.
+ * @param {unknown} value
+ * @returns {number | null | undefined}
+ */
+export function parseWordIndex(value: unknown): number | null | undefined;
+/**
+ * Apply one word_timings message to the words held (relay_core.word_timings.apply_word_timings): from `index` on
+ * they are replaced by `words` (estimates made final, or better estimates); with `index` null they are appended.
+ * @param {WordTiming[]} held
+ * @param {WordTiming[]} words
+ * @param {number | null} index
+ */
+export function applyWords(held: WordTiming[], words: WordTiming[], index: number | null): void;
+/**
  * @typedef {{type: "accepted", turnId: string}
  *   | {type: "turn_started", turnId: string, mode: string, model: string}
  *   | {type: "text_received", turnId: string, seq: number, text: string}
  *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
- *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[]}
+ *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
  *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
@@ -31,8 +46,9 @@ export function parseWords(value: unknown): WordTiming[] | null;
  */
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
- * (relay_core.word_timings.WordTiming).
- * @typedef {{word: string, start_s: number, end_s: number}} WordTiming
+ * (relay_core.word_timings.WordTiming). `final: false`: an estimate from the model's durations, sent so that the
+ * word is timed before its audio plays; a later `word_timings` message replaces it (see `applyWords`).
+ * @typedef {{word: string, start_s: number, end_s: number, final?: boolean}} WordTiming
  */
 /**
  * relay_core.client.session.STALL_RESUME_S in ms: a client that hears nothing for this long about an accepted,
@@ -40,6 +56,8 @@ export function parseWords(value: unknown): WordTiming[] | null;
  * (tests/web/fixtures/constants.json, written from relay_core, keeps the two equal).
  */
 export const STALL_RESUME_MS: 10000;
+/** relay_core.word_timings.MAX_WORD_INDEX: the largest `index` a word_timings message may carry. */
+export const MAX_WORD_INDEX: 10000000;
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS: number;
 /** relay_core.client.session.TurnPhase */
@@ -184,6 +202,7 @@ export type ClientEvent = {
     turnId: string;
     seq: number;
     words: WordTiming[];
+    index: number | null;
 } | {
     type: "audio_ended";
     turnId: string;
@@ -215,11 +234,13 @@ export type ClientEvent = {
 };
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
- * (relay_core.word_timings.WordTiming).
+ * (relay_core.word_timings.WordTiming). `final: false`: an estimate from the model's durations, sent so that the
+ * word is timed before its audio plays; a later `word_timings` message replaces it (see `applyWords`).
  */
 export type WordTiming = {
     word: string;
     start_s: number;
     end_s: number;
+    final?: boolean;
 };
 import { PcmAssembler } from "./pcm.js";

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import sys
 import warnings
 from pathlib import Path
@@ -24,7 +25,7 @@ from relay_core.agent.events import TurnMode
 from relay_core.audio import pcm_duration_s, wav_bytes
 from relay_core.cli_usage import non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
-from relay_core.word_timings import WordTiming
+from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_local.cli_args import (
     check_prompts,
@@ -85,6 +86,22 @@ def caption_line(word: WordTiming) -> str:
     return f"{word.start_s:8.2f} – {word.end_s:6.2f} s  {word.word}"
 
 
+class FinalWords:
+    """The words ``relay chat --timings`` prints for one turn: each once, in order, once its timing is final
+    (estimates are held until the message that replaces them: ``relay_core.word_timings.apply_word_timings``)."""
+
+    def __init__(self) -> None:
+        self._held: list[WordTiming] = []
+        self._printed = 0
+
+    def take(self, event: WordsReceived) -> list[WordTiming]:
+        """The words that became printable with ``event``."""
+        apply_word_timings(self._held, WordTimings(event.turn_id, event.words, index=event.index))
+        ready = list(itertools.takewhile(lambda word: word.final, self._held[self._printed :]))
+        self._printed += len(ready)
+        return ready
+
+
 def _prompts(args: argparse.Namespace) -> list[str]:
     if args.prompts:
         return list(args.prompts)
@@ -93,12 +110,13 @@ def _prompts(args: argparse.Namespace) -> list[str]:
 
 async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts: list[str]) -> int:
     failures = 0
+    captions = FinalWords()
 
     def show(event: ClientEvent) -> None:
         if args.quiet:
             return
         if isinstance(event, WordsReceived):
-            sys.stdout.write("".join(caption_line(word) + "\n" for word in event.words))
+            sys.stdout.write("".join(caption_line(word) + "\n" for word in captions.take(event)))
         elif isinstance(event, TextReceived) and not args.timings:
             sys.stdout.write(event.text)
         else:
@@ -106,6 +124,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
         sys.stdout.flush()
 
     for index, prompt in enumerate(prompts):
+        captions = FinalWords()
         try:
             report = await run_turn(
                 gateway_url,

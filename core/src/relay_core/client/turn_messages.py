@@ -40,7 +40,7 @@ CLIENT_FIELDS: dict[str, tuple[str, ...]] = {
     ev.AgentEventType.AUDIO_STREAM_END: ("total_chunks", "total_samples", "duration_s"),
     ev.AgentEventType.AGENT_END: ("status", "text_chars", "sentences", "first_audio_s", "elapsed_s"),
     ev.AgentEventType.ERROR: ("code", "message"),
-    WORD_TIMINGS_TYPE: ("words",),
+    WORD_TIMINGS_TYPE: ("index", "words"),
 }
 """Per event type, the fields a turn message carries after ``type``, ``turn_id`` and ``seq``, in wire order."""
 
@@ -77,6 +77,8 @@ def turn_message_to_json(message: TurnMessage) -> JsonObject:
     event = message.event
     obj: JsonObject = {"type": event.type, "turn_id": message.turn_id, "seq": message.seq}
     if isinstance(event, WordTimings):
+        if event.index is not None:
+            obj["index"] = event.index
         obj["words"] = [word.to_json() for word in event.words]
         return obj
     for name in CLIENT_FIELDS[event.type]:
@@ -116,7 +118,9 @@ def _get_turn_id(obj: JsonObject) -> str:
 def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.AgentEvent:
     """The event of a turn message; a ``text_delta``'s own number is the message's ``seq``."""
     if kind == WORD_TIMINGS_TYPE:
-        return parse_word_timings({"type": WORD_TIMINGS_TYPE, "request_id": turn_id, "words": obj.get("words")})
+        return parse_word_timings(
+            {"type": WORD_TIMINGS_TYPE, "request_id": turn_id, "index": obj.get("index"), "words": obj.get("words")}
+        )
     if kind == ev.AgentEventType.AGENT_START:
         mode = get_str(obj, "mode") or ev.TurnMode.BIDI.value
         return ev.AgentStart(turn_id, mode=mode, model=get_str(obj, "model") or "")
