@@ -31,6 +31,7 @@ from kokoro_server.session_metrics import SessionMetrics
 from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.text_scripts import check_speakable
 from kokoro_server.word_timer import WordTimer
+from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.errors import InvalidFieldError, ProtocolError
 from relay_core.tts.messages import SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts.session import TtsServerSession
@@ -38,8 +39,6 @@ from relay_core.tts.session import TtsServerSession
 logger = logging.getLogger(__name__)
 
 PATH = SESSION_PATH
-TRY_AGAIN_LATER = 1013
-"""WebSocket close code for "the model is not loaded yet"."""
 
 
 class VoiceCheck:
