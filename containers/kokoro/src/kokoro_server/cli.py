@@ -75,7 +75,9 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
 """``kokoro-server``'s subcommands, in the order its help lists them; any other command line serves locally."""
 
 
-def _parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
+def build_parser(*, sagemaker: bool = False) -> argparse.ArgumentParser:
+    """The parser of a serving command line: ``kokoro-server [options]``, or ``kokoro-server serve [options]``
+    with ``sagemaker``; one option per flagged row of :data:`~kokoro_server.config.SETTINGS`, plus ``--log-level``."""
     if sagemaker:
         parser = UsageParser(
             prog=f"{PROG} serve",
@@ -131,7 +133,7 @@ def parse_command(argv: Sequence[str], environ: Mapping[str, str] | None = None)
     sagemaker = args_list[:1] == ["serve"]
     if sagemaker:
         args_list = args_list[1:]
-    parser = _parser(sagemaker=sagemaker)
+    parser = build_parser(sagemaker=sagemaker)
     args = parser.parse_args(args_list)
     try:
         config = config_from_args(args, environ)
