@@ -10,8 +10,8 @@ configuration's whole reply and against streaming off's (the fixed reference: a 
 after the first sound has a shorter whole reply, not a later first sound), the median first sound of replies whose
 first sentence has >= 8 words (target <= 500 ms), and the longest stall after the first sound: how long a client
 that plays from the first piece waits with nothing to play (the decoder falling behind the audio). ``--timings``
-adds streaming on with word timings asked for (as the agent always asks): its audio is held back to the end of the
-last word already timed (docs/server.md), which is what this row prices. ``--also-first N`` adds streaming on with
+adds streaming on with word timings asked for (as the agent always asks): the timings observe the rendering and
+never hold audio back (docs/server.md), which this row checks. ``--also-first N`` adds streaming on with
 N audible frames in the first chunk instead of the schedule's (the first sound against the stall after it).
 
     uv run python bench/bench_stream_first_sound.py [--replies N] [--margin 16] [--first 12] [--later 48] [--growth 1]
@@ -44,20 +44,18 @@ async def timed(
 ) -> tuple[float, float, float]:
     """First audible sound (a listener playing from the first piece: benchlib.Listener), last piece (seconds after
     the request) and the longest stall after the first piece."""
-    timer = WordTimer(engine, request_id="bench") if timings else None
     speech = ScheduledSpeech(
-        engine if timer is None else timer.engine,
+        engine,
         scheduler,
         SchedulerSession("bench"),
         text=text,
         voice="jf_alpha",
         speed=1.0,
+        timer=WordTimer(engine, request_id="bench") if timings else None,
     )
     start = time.perf_counter()
     listener = Listener(sample_rate=engine.sample_rate)
     async for pcm in speech.pcm_segments():
-        if timer is not None:
-            timer.pending(speech)
         now = time.perf_counter() - start
         listener.arrive(pcm, now)
     return (listener.first_sound_s or 0.0), time.perf_counter() - start, listener.longest_stall_s
