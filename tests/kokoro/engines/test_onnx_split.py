@@ -27,7 +27,8 @@ def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engi
 
 
 def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
-    """A small first chunk (leading padding + first_frames), later ones growing from later_frames; same length."""
+    """A small first chunk (leading padding + first_frames), then the rest in one chunk (ChunkSchedule.max_chunks,
+    issue 29); as long as the whole segment."""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
     streamed = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
     audio = list(streamed.chunks)
@@ -40,8 +41,19 @@ def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
     assert silent > 0
     assert not audio[0][:silent].any()
     assert audio[0][silent : silent + 600 * schedule.lead_context_frames].any()
-    assert chunks[1:-1] == [schedule.later_frames * schedule.growth**k for k in range(len(chunks) - 2)]
+    assert schedule.max_chunks == 2 and len(chunks) == 2
     assert sum(chunks) == sum(streamed.durations)
+
+
+def test_the_rest_after_the_first_chunk_is_the_whole_decode_exactly(onnx_engine: Engine) -> None:
+    """With two chunks the rest is decoded on one window that starts a margin before the first chunk's end, which on
+    a typical segment (padding + 12 frames < the 32-frame margin) is the whole segment: the audio after the first
+    chunk is the whole decode's bit for bit, only the first chunk is approximate."""
+    segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
+    whole = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
+    first, rest = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0).chunks
+    np.testing.assert_array_equal(rest, whole[len(first) :])
+    assert not np.array_equal(first, whole[: len(first)])
 
 
 @pytest.mark.parametrize(("frames", "lead"), [(1, 0), (5, 10), (100, 9), (61, 1)])
@@ -87,8 +99,59 @@ def test_the_first_chunk_skips_the_padding_before_its_lead_context() -> None:
 
 
 def test_chunk_plan_grows_geometrically() -> None:
-    """growth=2: after the first chunk, 24, 48, 96 ... frames, the last one cut at the segment's end."""
-    schedule = ChunkSchedule(first_frames=12, later_frames=24, margin_frames=32, growth=2)
+    """growth=2 with no limit on the chunks (the schedule before issue 29): after the first chunk, 24, 48, 96 ...
+    frames, the last one cut at the segment's end."""
+    schedule = ChunkSchedule(first_frames=12, later_frames=24, margin_frames=32, growth=2, max_chunks=None)
     chunks = plan_chunks(300, lead_frames=8, schedule=schedule)
     assert [c.end - c.start for c in chunks] == [20, 24, 48, 96, 112]
     assert chunks[1].window_start == 0 and chunks[2].window_start == 44 - 32 and chunks[-1].window_end == 300
+
+
+def _decoded(frames: int, lead: int, schedule: ChunkSchedule) -> int:
+    return sum(w.hi - w.lo for w in decode_windows(frames, lead_frames=lead, schedule=schedule))
+
+
+@pytest.mark.parametrize("frames", [58, 60, 89, 115, 150, 226, 400, 509, 1000])
+@pytest.mark.parametrize("lead", [0, 8, 13, 20, 30])
+def test_at_most_two_windows_and_one_first_window_more_than_the_whole_decode(frames: int, lead: int) -> None:
+    """The default schedule (issue 29): the first chunk, then the remainder on one window from a margin before it
+    to the segment's end. The decoder's work is the whole decode plus the first window at most (a 115-frame segment:
+    windows of 52 and 115 frames, 1.45x, against 52, 105 and 74 before), and the first chunk is the one before."""
+    schedule = ChunkSchedule()
+    chunks = plan_chunks(frames, lead_frames=lead, schedule=schedule)
+    assert len(chunks) <= 2
+    assert chunks[0].start == 0 and chunks[-1].end == frames
+    assert all(a.end == b.start for a, b in itertools.pairwise(chunks))
+    before = plan_chunks(frames, lead_frames=lead, schedule=ChunkSchedule(max_chunks=None))
+    assert chunks[0] == before[0]
+    first = chunks[0].window_end - chunks[0].window_start
+    assert _decoded(frames, lead, schedule) <= frames + first
+    assert _decoded(frames, lead, schedule) <= _decoded(frames, lead, ChunkSchedule(max_chunks=None))
+    if len(chunks) == 2:
+        rest = chunks[1]
+        assert (rest.window_start, rest.window_end) == (max(0, rest.start - schedule.margin_frames), frames)
+    if lead + schedule.first_frames < schedule.margin_frames:
+        assert chunks[-1].window_start == 0, "the rest is decoded on the whole segment: the whole decode's audio"
+    if frames == 115 and lead == 13:
+        assert [w.hi - w.lo for w in decode_windows(frames, lead_frames=lead, schedule=schedule)] == [52, 115]
+
+
+def test_a_chunk_whose_window_reaches_the_end_takes_the_remainder() -> None:
+    """max_chunks=3: the third chunk absorbs the remainder; a second chunk whose window already reaches the end takes
+    it too (a separate window would decode those frames again); max_chunks=1 is the whole segment; 0 is refused."""
+    three = ChunkSchedule(first_frames=12, later_frames=48, margin_frames=32, growth=2, max_chunks=3)
+    assert [(c.start, c.end) for c in plan_chunks(400, lead_frames=13, schedule=three)] == [
+        (0, 25),
+        (25, 73),
+        (73, 400),
+    ]
+    assert [(c.start, c.end) for c in plan_chunks(100, lead_frames=13, schedule=three)] == [(0, 25), (25, 100)]
+    assert [(c.start, c.end) for c in plan_chunks(106, lead_frames=13, schedule=three)] == [
+        (0, 25),
+        (25, 73),
+        (73, 106),
+    ]
+    (whole,) = plan_chunks(400, lead_frames=13, schedule=ChunkSchedule(max_chunks=1))
+    assert (whole.start, whole.end, whole.window_end) == (0, 400, 400)
+    with pytest.raises(ValueError, match="max_chunks"):
+        ChunkSchedule(max_chunks=0)

@@ -67,7 +67,8 @@ def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(torch_engine:
 
 
 def test_streamed_chunks_tile_the_segment(torch_engine: Engine) -> None:
-    """A small first chunk (leading padding + first_frames), later ones growing; as long as the whole decode."""
+    """A small first chunk (leading padding + first_frames), then the rest in one chunk (issue 29); as long as the
+    whole decode."""
     segment = torch_engine.plan(TEXTS[0], voice=VOICE, speed=1.0)[0]
     torch.manual_seed(SEED)
     whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
@@ -78,9 +79,8 @@ def test_streamed_chunks_tile_the_segment(torch_engine: Engine) -> None:
     schedule = ChunkSchedule()
     assert all(size % streamed.frame_samples == 0 for size in chunks)
     assert frames[0] == streamed.durations[0] + schedule.first_frames
-    assert frames[1:-1] == [schedule.later_frames * schedule.growth**k for k in range(len(frames) - 2)]
     planned = plan_chunks(sum(streamed.durations), lead_frames=streamed.durations[0], schedule=schedule)
-    assert len(chunks) == len(planned) >= 3
+    assert len(chunks) == len(planned) == schedule.max_chunks == 2
     assert sum(chunks) == len(whole) == sum(streamed.durations) * streamed.frame_samples
 
 

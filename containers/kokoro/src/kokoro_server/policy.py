@@ -36,7 +36,8 @@ class SpeechPolicy:
     those are: :meth:`streams_segment`."""
     stream_every_segment: bool = False
     """With :attr:`stream_decoder`: stream every segment, not only those a listener is waiting on (each segment's
-    audio then starts after one small chunk, at 1.78x the decoder's work: docs/benchmarks.md §12)."""
+    audio then starts after one small chunk, at about 1.24x the decoder's work with the two-window chunk schedule,
+    1.78x with issue 21's: docs/benchmarks.md §12, §13)."""
     stream_ahead_ratio: float = 0.5
     """After a session's first sound, a later segment of the same request still streams while the request's audio
     already sent is shorter than this fraction of the segment's estimated audio. The listener's buffer after a

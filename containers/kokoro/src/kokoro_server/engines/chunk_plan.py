@@ -1,7 +1,8 @@
 """Where a segment's decoder chunks start and end, and the context window each is decoded with.
 
 Streaming decodes a segment's frames in chunks: the first one small (first sound comes after the front end and
-that chunk), the later ones larger (fewer calls, less margin overhead). Each chunk is decoded on a window that
+that chunk), then by default the whole rest in one chunk (:attr:`ChunkSchedule.max_chunks`, issue 29: one whole
+decode plus the first window, the rest's audio the whole decode's). Each chunk is decoded on a window that
 adds ``margin_frames`` of context on both sides (clipped at the segment's ends) and the margins' audio is cropped,
 so the convolutions see the same neighbours they would on the whole segment; the instance norms see the window's
 statistics instead of the segment's, which is what the margins keep small (docs/server.md, measured by
@@ -11,8 +12,9 @@ is silence the silence policy trims anyway, given as zeros (the first sound no l
 
 Guarantees: the chunks tile ``[0, frames)`` in order with no gap or overlap; every window contains its chunk's
 decoded part ``[start + silent_frames, end)``; only the first chunk has silent frames, and it keeps at least one
-decoded frame. A segment whose first window would reach its end anyway (a short one) is one chunk: streaming it
-would decode it twice for no earlier sound.
+decoded frame; there are at most :attr:`ChunkSchedule.max_chunks` chunks, so at most that many decoder calls,
+and with two the decoded frames are at most the segment's plus the first window's. A segment whose first window
+would reach its end anyway (a short one) is one chunk: streaming it would decode it twice for no earlier sound.
 """
 
 from __future__ import annotations
@@ -30,12 +32,14 @@ class ChunkSchedule:
     first_frames: int = 12
     """Audible frames in the first chunk (after the segment's leading padding, which it also covers)."""
     later_frames: int = 48
-    """Frames of the second chunk; each later one is ``growth`` times the one before."""
+    """Frames of the second chunk; each later one is ``growth`` times the one before (with :attr:`max_chunks` 2,
+    the default, the second chunk is the rest and these two do not apply)."""
     margin_frames: int = 32
     growth: int = 2
     """1: equal later chunks; 2: 48, 96, 192, ... (each chunk decodes while the audio before it plays, and
-    fewer, longer windows see statistics closer to the whole segment's). The default 12, 48×2, margin 32 was the
-    best measured (Whisper WER +0.004 over the whole decode, 1.78× the decoder work; docs/benchmarks.md §12)."""
+    fewer, longer windows see statistics closer to the whole segment's). 12, 48×2, margin 32 with no limit on the
+    chunks was issue 21's schedule, the best of its kind measured (Whisper WER +0.004 over the whole decode, 1.78×
+    the decoder work; docs/benchmarks.md §12)."""
     lead_context_frames: int | None = 8
     """Frames of the leading padding the first chunk decodes, just before its first word (200 ms; the silence policy
     keeps 10 ms before the first sound); the padding before them comes out as zeros, not decoded. None decodes all
@@ -43,7 +47,21 @@ class ChunkSchedule:
     against all (34 first segments, docs/benchmarks.md §12): the first window 9 % faster, log-mel distance to the
     whole decode 0.673 against 0.662, SNR 4.8 against 4.9 dB; 4 frames made the first seam's step larger."""
 
+    max_chunks: int | None = 2
+    """At most this many chunks per segment: the last one absorbs the whole remainder, and a chunk whose window
+    reaches the segment's end anyway is the last (its window decodes the remainder already). 2 (the default,
+    issue 29): the first chunk, then one window for the rest, which starts ``margin_frames`` before the first
+    chunk's end and so, on a typical segment (first chunk = 13 frames of padding + 12 < 32), is the whole segment:
+    the rest's audio is the whole decode's bit for bit and the decoder's work is one whole decode plus the first
+    window (1 + 52 / frames: 1.24 over the corpus's first segments, against 1.75 with the growth alone; on 8
+    sessions x 3 pipelined requests on 2 cores the load's wall time fell to 0.82 of that, docs/benchmarks.md §13).
+    The price: the rest's window decodes while the first chunk plays, so a long segment may stall at that seam.
+    None: as many chunks as ``later_frames`` and ``growth`` give, each on its own window, a last one of a few
+    frames included (issue 21's schedule)."""
+
     def __post_init__(self) -> None:
+        if self.max_chunks is not None and self.max_chunks < 1:
+            raise ValueError(f"chunk schedule {self}: use max_chunks >= 1, or None for no limit")
         if self.first_frames < 1 or self.later_frames < 1 or self.margin_frames < 0 or self.growth < 1:
             raise ValueError(
                 f"chunk schedule {self}: use first_frames, later_frames, growth >= 1 and margin_frames >= 0"
@@ -95,7 +113,7 @@ def plan_chunks(frames: int, *, lead_frames: int, schedule: ChunkSchedule) -> li
     chunks: list[Chunk] = []
     start = 0
     end = min(frames, max(0, lead_frames) + schedule.first_frames)
-    if end + schedule.margin_frames >= frames:
+    if end + schedule.margin_frames >= frames or schedule.max_chunks == 1:
         end = frames  # the first window reaches the segment's end anyway: one window, no second decode of it
     size = schedule.later_frames
     context = schedule.lead_context_frames
@@ -113,6 +131,10 @@ def plan_chunks(frames: int, *, lead_frames: int, schedule: ChunkSchedule) -> li
         start, end = end, min(frames, end + size)
         size *= schedule.growth
         silent = 0
+        if schedule.max_chunks is not None and (
+            len(chunks) + 1 >= schedule.max_chunks or end + schedule.margin_frames >= frames
+        ):
+            end = frames  # the last chunk allowed, or its window reaches the end anyway: it takes the remainder
     return chunks
 
 
