@@ -8,14 +8,23 @@ machine state), each round 8 sessions x 3 pipelined requests (three sentences of
 bench_first_sound.py plans them; ``--sessions``/``--requests`` change it), all sessions at once. Then, once per
 server, every session of the plan alone, one after another: a session's PCM must be identical solo and loaded.
 ``--baseline`` adds one round on bench/baseline_server.py (one whole request at a time behind one global lock), the
-issue's reference for the 8x3 target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0).
+issue's reference for the 8x3 target (p95 first sound <= 0.5 of the baseline's, wall <= 1.0); ``--baseline-rounds N``
+N rounds, each right after the same round of the other servers (the baseline is up with them, so it alternates too).
 
 First sound is the first *audible* sample (-40 dBFS, kokoro_server.silence), as a client that starts playing at
 the first byte hears it (benchlib.speak_session). Prints, per server, p50/p95 of each session's first sound and
 the p95 over every request's (pooled over the rounds), the median round's wall time, the PCM check; then the
 ratios to streaming off (and to the baseline) of p95 first sound and wall time.
 
+``--also-schedule SPEC`` (repeatable) adds a server streaming ``on`` whose engine decodes on another chunk schedule
+(bench/stream_options.py's spelling, e.g. ``32:12:48*2``: issue 21's schedule, every chunk on its own window), so
+two schedules are compared under the same load in the same run (issue 29). ``--work`` first counts, in this process,
+the decoder's work on the plan for the default schedule and each ``--also-schedule``: frames decoded / frames over
+the plan (streaming ``on``'s choice of segments), over the streamed segments alone, and over the first segment
+of every corpus reply (what a solo first sound streams), with the most windows one segment takes.
+
     uv run python bench/bench_stream_load.py [--rounds 2] [--sessions 8] [--requests 3] [--baseline] [--every]
+        [--also-schedule 32:12:48*2] [--work] [--no-off]
 """
 
 from __future__ import annotations
@@ -28,12 +37,85 @@ import time
 
 from bench_first_sound import STARTUP_S, alone, concurrency_sessions, crowd
 from benchlib import SessionAudio, median, percentile, print_table, run_baseline, run_server, speak_session
+from corpus import REPLIES
+from stream_options import decoder_work, parse_schedule, spelled
+
+from kokoro_server.engines import Engine, EngineConfig, load_engine, onnx_synth
+from kokoro_server.engines.chunk_plan import ChunkSchedule, DecodeWindow, decode_windows
+from kokoro_server.scheduled_speech import speak_offline
+from relay_core.text.segmenter import split_sentences
 
 SERVERS = {
     "off": ({"KOKORO_STREAM_DECODER": "off"}, "streaming off (whole segments)"),
-    "on": ({"KOKORO_STREAM_DECODER": "on"}, "streaming on (the first sound streams)"),
+    "on": ({"KOKORO_STREAM_DECODER": "on"}, f"streaming on (the first sound streams), {spelled(ChunkSchedule())}"),
     "every": ({"KOKORO_STREAM_DECODER": "every"}, "streaming every segment"),
 }
+
+
+def plan_segments_decoded(engine: Engine, plan: list[list[str]]) -> list[tuple[int, int, bool]]:
+    """Every segment of ``plan`` as the server decodes it with streaming ``on`` (each session's requests in order,
+    as speak_offline gives them): its frames, its leading padding and whether it streams. Counted by decoding the
+    plan once in this process (the choice reads the audio sent before a segment)."""
+    seen: list[tuple[int, int, bool]] = []
+    counted = decode_windows
+
+    def counting(frames: int, *, lead_frames: int, schedule: ChunkSchedule, chunked: bool = True) -> list[DecodeWindow]:
+        seen.append((frames, lead_frames, chunked))
+        return counted(frames, lead_frames=lead_frames, schedule=schedule, chunked=chunked)
+
+    setattr(onnx_synth, "decode_windows", counting)  # noqa: B010
+    try:
+        for pieces in plan:
+            previous = None
+            for text in pieces:
+                speak_offline(engine, text, voice=engine.default_voice, previous=previous)
+                previous = text
+    finally:
+        setattr(onnx_synth, "decode_windows", counted)  # noqa: B010
+    return seen
+
+
+def first_segments(engine: Engine) -> list[tuple[int, int, bool]]:
+    """The first segment of every corpus reply's first sentence (what a solo first sound streams), front end only."""
+    out = []
+    for reply in REPLIES:
+        segment = engine.plan(split_sentences(reply)[0], voice=engine.default_voice, speed=1.0)[0]
+        durations = engine.render_stream(segment, voice=engine.default_voice, speed=1.0).durations
+        out.append((sum(durations), durations[0], True))
+    return out
+
+
+def print_work(plan: list[list[str]], schedules: list[ChunkSchedule]) -> None:
+    """The decoder's work on the plan and on the corpus's first segments, per schedule (no server)."""
+    engine = load_engine(EngineConfig(threads=2))
+    loaded = plan_segments_decoded(engine, plan)
+    streamed = [s for s in loaded if s[2]]
+    firsts = first_segments(engine)
+    rows: list[list[object]] = []
+    for schedule in schedules:
+        row: list[object] = [spelled(schedule)]
+        for segments in (loaded, streamed, firsts):
+            frames, decoded, most = decoder_work(segments, schedule)
+            row += [f"{decoded}/{frames}", decoded / frames, most]
+        rows.append(row)
+    frames_sorted = sorted(f for f, _, _ in firsts)
+    print_table(
+        f"decoder work: frames decoded / frames (the load plan: {len(loaded)} segments, {len(streamed)} streamed; "
+        f"corpus first segments: {len(firsts)}, median {frames_sorted[len(frames_sorted) // 2]} frames)",
+        [
+            "schedule",
+            "plan, decoded/frames",
+            "plan ratio",
+            "plan, most windows",
+            "streamed, decoded/frames",
+            "streamed ratio",
+            "streamed, most windows",
+            "corpus first segments",
+            "first segments ratio",
+            "first segments, most windows",
+        ],
+        rows,
+    )
 
 
 def loaded_figures(runs: list[tuple[list[SessionAudio], float]]) -> tuple[list[float], list[float], list[float]]:
@@ -59,32 +141,65 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--sessions", type=int, default=8)
     parser.add_argument("--requests", type=int, default=3)
-    parser.add_argument("--baseline", action="store_true", help="one more round on bench/baseline_server.py")
+    parser.add_argument("--baseline", action="store_true", help="one round on bench/baseline_server.py")
+    parser.add_argument(
+        "--baseline-rounds",
+        type=int,
+        default=0,
+        help="rounds on bench/baseline_server.py, each after the same round of the others (--baseline: 1)",
+    )
     parser.add_argument("--every", action="store_true", help="a third server with KOKORO_STREAM_DECODER=every")
+    parser.add_argument(
+        "--also-schedule",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="one more server streaming on with this chunk schedule, e.g. 32:12:48*2 (repeatable)",
+    )
+    parser.add_argument("--work", action="store_true", help="first count the decoder's work per schedule")
+    parser.add_argument("--no-off", action="store_true", help="leave out streaming off (ratios to the baseline)")
     args = parser.parse_args()
+    if args.baseline and not args.baseline_rounds:
+        args.baseline_rounds = 1
     plan = concurrency_sessions(args.sessions, args.requests)
-    names = ["off", "on", *(["every"] if args.every else [])]
     began = time.perf_counter()
+    if args.work:
+        print_work(plan, [ChunkSchedule(), *(parse_schedule(spec) for spec in args.also_schedule)])
+    schedules: dict[str, str | None] = {name: None for name in SERVERS}
+    for spec in args.also_schedule:
+        name = f"on {spec}"
+        SERVERS[name] = ({"KOKORO_STREAM_DECODER": "on"}, f"streaming on, {spelled(parse_schedule(spec))}")
+        schedules[name] = spec
+    names = [
+        *([] if args.no_off else ["off"]),
+        "on",
+        *(f"on {spec}" for spec in args.also_schedule),
+        *(["every"] if args.every else []),
+    ]
     runs: dict[str, list[tuple[list[SessionAudio], float]]] = {name: [] for name in names}
     solo: dict[str, list[str]] = {}
     with contextlib.ExitStack() as stack:
         urls = {
-            name: stack.enter_context(run_server(env=SERVERS[name][0], timeout_s=STARTUP_S)).ws_url for name in names
+            name: stack.enter_context(
+                run_server(env=SERVERS[name][0], timeout_s=STARTUP_S, schedule=schedules[name])
+            ).ws_url
+            for name in names
         }
-        for url in urls.values():
+        base_url = stack.enter_context(run_baseline(timeout_s=STARTUP_S)).ws_url if args.baseline_rounds else None
+        for url in [*urls.values(), *([base_url] if base_url else [])]:
             asyncio.run(speak_session(url, ["Warm up."]))
-        for round_index in range(args.rounds):
+        baseline: list[tuple[list[SessionAudio], float]] = []
+        for round_index in range(max(args.rounds, args.baseline_rounds)):
             for name, url in urls.items():
-                sessions, wall = asyncio.run(crowd(url, plan))
-                runs[name].append((sessions, wall))
-                print(f"round {round_index + 1}, streaming {name}: wall {wall:.1f} s", flush=True)
+                if round_index < args.rounds:
+                    sessions, wall = asyncio.run(crowd(url, plan))
+                    runs[name].append((sessions, wall))
+                    print(f"round {round_index + 1}, streaming {name}: wall {wall:.1f} s", flush=True)
+            if base_url and round_index < args.baseline_rounds:
+                baseline.append(asyncio.run(crowd(base_url, plan)))
+                print(f"round {round_index + 1}, baseline: wall {baseline[-1][1]:.1f} s", flush=True)
         for name, url in urls.items():
             solo[name] = asyncio.run(alone(url, plan))
-    baseline: list[tuple[list[SessionAudio], float]] = []
-    if args.baseline:
-        with run_baseline(timeout_s=STARTUP_S) as base:
-            asyncio.run(speak_session(base.ws_url, ["Warm up."]))
-            baseline.append(asyncio.run(crowd(base.ws_url, plan)))
     figures = {name: loaded_figures(result) for name, result in runs.items()}
     rows: list[list[object]] = []
     for name in names:
@@ -99,12 +214,12 @@ def main() -> None:
                 identical(runs[name], solo[name]),
             ]
         )
-    references = [("off", figures["off"])]
+    references = [] if args.no_off else [("off", figures["off"])]
     if baseline:
         base_first, base_req, base_wall = loaded_figures(baseline)
         rows.append(
             [
-                "baseline (whole request, global lock; 1 round)",
+                f"baseline (whole request, global lock; {len(baseline)} round{'s' if len(baseline) > 1 else ''})",
                 percentile(base_first, 0.5) * 1000,
                 percentile(base_first, 0.95) * 1000,
                 percentile(base_req, 0.95) * 1000,
@@ -113,9 +228,10 @@ def main() -> None:
             ]
         )
         references.append(("baseline", (base_first, base_req, base_wall)))
+    references += [(f"on {spec}", figures[f"on {spec}"]) for spec in args.also_schedule]
     for reference, (ref_first, ref_req, ref_wall) in references:
         for name in names:
-            if name == reference:
+            if name == reference or (reference.startswith("on ") and name != "on"):
                 continue
             firsts, requests, walls = figures[name]
             rows.append(

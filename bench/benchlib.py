@@ -85,12 +85,17 @@ def _serve(command: list[str], *, env: dict[str, str] | None, port: int, timeout
 
 
 @contextlib.contextmanager
-def run_server(*args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0) -> Iterator[ServerProcess]:
-    """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards."""
+def run_server(
+    *args: str, env: dict[str, str] | None = None, timeout_s: float = 120.0, schedule: str | None = None
+) -> Iterator[ServerProcess]:
+    """Start ``kokoro-server`` on a free loopback port, wait for a healthy /ping, stop it afterwards. ``schedule``:
+    the chunk schedule its onnx engine decodes on instead of the default (bench/stream_options.py's spelling)."""
     port = free_port()
-    exe = Path(sys.executable).with_name("kokoro-server")
+    launcher = [str(Path(sys.executable).with_name("kokoro-server"))]
+    if schedule is not None:
+        launcher = [sys.executable, str(Path(__file__).with_name("stream_options.py")), "serve", schedule, "--"]
     with _serve(
-        [str(exe), "--host", "127.0.0.1", "--port", str(port), *args], env=env, port=port, timeout_s=timeout_s
+        [*launcher, "--host", "127.0.0.1", "--port", str(port), *args], env=env, port=port, timeout_s=timeout_s
     ) as server:
         yield server
 
