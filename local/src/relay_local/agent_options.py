@@ -1,15 +1,16 @@
-"""The agent options ``relay up`` and ``relay chat --local`` share: which model the local agent runs."""
+"""The agent options ``relay up`` and ``relay chat --local`` share: which model the local agent runs.
+
+Part of the ``relay`` CLI half of this package (``relay_local.CLI_MODULES``): it names the stand-ins' models and
+transports through ``relay_core.agent.defaults`` and ``voice_agent.config``, never by importing a stand-in."""
 
 from __future__ import annotations
 
 import argparse
 
-from relay_core.agent.defaults import SPEAK_TOKENS_PER_S
+from relay_core.agent.defaults import LOCAL_SMOLLM2_MODEL_ID, SPEAK_TOKENS_PER_S
 from relay_core.cli_usage import non_empty
-from relay_local.bedrock.model_ids import SMOLLM2_MODEL_ID
 from relay_local.cli_args import http_url, positive_rate, tts_session_url
-from relay_local.stack import TTS_TRANSPORTS
-from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.config import AgentConfig, ModelKind, TransportKind
 
 SPEAK_MODEL_NOTICE = (
     "[model: speak — local.echo on the local Bedrock stand-in streams your prompt back as the reply; no LLM]"
@@ -20,13 +21,15 @@ SMOLLM2_NOTICE = (
     "[model: smollm2 — SmolLM2-135M-Instruct, a real but very small LLM on CPU, through the local Bedrock stand-in]"
 )
 MODEL_CHOICES = (ModelKind.SPEAK.value, SMOLLM2, *(k.value for k in ModelKind if k is not ModelKind.SPEAK))
+TTS_TRANSPORTS = tuple(kind.value for kind in TransportKind)
+"""``--tts-transport``: how the local agent reaches the container (``relay_local.stack.VoiceStack``'s choices)."""
 
 
 def model_notice(config: AgentConfig) -> str | None:
     """The line that says which local model answers (None for a model the stand-in does not serve)."""
     if config.model is ModelKind.SPEAK:
         return SPEAK_MODEL_NOTICE
-    if config.model is ModelKind.BEDROCK and config.model_id == SMOLLM2_MODEL_ID:
+    if config.model is ModelKind.BEDROCK and config.model_id == LOCAL_SMOLLM2_MODEL_ID:
         return SMOLLM2_NOTICE
     return None
 
@@ -67,7 +70,7 @@ def add_agent_options(parser: argparse.ArgumentParser) -> None:
 def agent_config_from(args: argparse.Namespace) -> AgentConfig:
     """The agent's configuration from the options; raises ``voice_agent.errors.ConfigError`` when inconsistent."""
     if args.model == SMOLLM2:
-        return AgentConfig(model=ModelKind.BEDROCK, model_id=SMOLLM2_MODEL_ID, speak_tokens_per_s=args.rate)
+        return AgentConfig(model=ModelKind.BEDROCK, model_id=LOCAL_SMOLLM2_MODEL_ID, speak_tokens_per_s=args.rate)
     return AgentConfig(
         model=ModelKind(args.model),
         model_id=args.model_id,

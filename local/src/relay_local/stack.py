@@ -22,7 +22,7 @@ import httpx
 from relay_core.tts.messages import SESSION_PATH
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.servers import BackgroundServer, ServerStartError
-from voice_agent.config import AgentConfig, ModelKind
+from voice_agent.config import AgentConfig, ModelKind, TransportKind
 
 if TYPE_CHECKING:
     from relay_local.bedrock.standin import BedrockStandIn
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 TTS_WS_PATH = SESSION_PATH
 MODEL_LOAD_TIMEOUT_S = 180.0
-TTS_TRANSPORTS: Final = ("ws", "sagemaker")
+TTS_TRANSPORTS: Final = tuple(kind.value for kind in TransportKind)
 """How the agent reaches the container: a plain WebSocket, or SageMaker's bidirectional stream through the local
 front end (``relay_local.sagemaker_frontend``), so the local path equals the AWS path above the network."""
 

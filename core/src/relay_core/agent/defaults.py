@@ -49,6 +49,9 @@ SPEAK_TOKENS_PER_S: Final = 40.0
 """The offline ``speak`` model's pace (a realistic LLM rate)."""
 LOCAL_ECHO_MODEL_ID: Final = "local.echo"
 """The local Bedrock stand-in's echo model (``relay_local.bedrock``), which the ``speak`` model setting names."""
+LOCAL_SMOLLM2_MODEL_ID: Final = "local.smollm2-135m-instruct"
+"""The local Bedrock stand-in's small real model (SmolLM2-135M-Instruct), which ``--model smollm2`` names: said here so
+that the ``relay`` options name it without importing the stand-in."""
 MODEL_ATTEMPTS: Final = 2
 """Model calls per turn when the model service throttles (Strands' retry strategy; its default, 6 attempts over
 about two minutes, is silence no listener waits through). The SDK's own HTTP retries come on top."""

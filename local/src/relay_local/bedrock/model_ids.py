@@ -11,7 +11,7 @@ from typing import Final
 from relay_core.agent import defaults as agent_defaults
 
 ECHO_MODEL_ID: Final = agent_defaults.LOCAL_ECHO_MODEL_ID
-SMOLLM2_MODEL_ID: Final = "local.smollm2-135m-instruct"
+SMOLLM2_MODEL_ID: Final = agent_defaults.LOCAL_SMOLLM2_MODEL_ID
 MODEL_NAMES: Final = {"echo": ECHO_MODEL_ID, "smollm2": SMOLLM2_MODEL_ID}
 """Short names the ``relay`` commands take (``--model echo|smollm2``) → model ids."""
 
