@@ -16,6 +16,7 @@ from relay_core.word_timings import (
     CaptionedSpeech,
     WordTiming,
     WordTimings,
+    apply_word_timings,
     heard_prefix,
     interrupted,
     parse_captioned_speech,
@@ -102,6 +103,54 @@ def test_message_round_trips_and_has_the_documented_shape() -> None:
 def test_bad_messages_raise_protocol_errors(obj: dict[str, object]) -> None:
     with pytest.raises(InvalidFieldError):
         parse_word_timings(obj)
+
+
+def test_estimates_and_index_round_trip_and_only_appear_when_used() -> None:
+    estimate = WordTiming("world.", 0.5, 0.9, final=False)
+    message = WordTimings("r1", (WordTiming("Hello,", 0.0, 0.41), estimate), index=3)
+    obj = json.loads(serialize_word_timings(message))
+    assert obj == {
+        "type": "word_timings",
+        "request_id": "r1",
+        "index": 3,
+        "words": [
+            {"word": "Hello,", "start_s": 0.0, "end_s": 0.41},
+            {"word": "world.", "start_s": 0.5, "end_s": 0.9, "final": False},
+        ],
+    }
+    assert parse_word_timings(obj) == message
+    assert not message.final and WordTimings("r1", (WordTiming("a", 0, 1),)).final
+    plain = json.loads(serialize_word_timings(WordTimings("r1", (WordTiming("a", 0, 1),))))
+    assert "index" not in plain and "final" not in plain["words"][0], "the wire is unchanged where nothing is estimated"
+    for bad in ({"index": -1}, {"index": 1.5}, {"index": True}, {"index": "2"}):
+        with pytest.raises(InvalidFieldError):
+            parse_word_timings({**obj, **bad})
+    with pytest.raises(InvalidFieldError):
+        parse_word_timings({**obj, "words": [{"word": "a", "start_s": 0, "end_s": 1, "final": "no"}]})
+
+
+def test_a_message_with_an_index_replaces_the_words_held_from_there_on() -> None:
+    held = [WordTiming("one", 0.0, 0.2)]
+    apply_word_timings(
+        held, WordTimings("r", (WordTiming("two", 0.3, 0.5, final=False), WordTiming("three", 0.6, 0.8, final=False)))
+    )
+    assert [w.word for w in held] == ["one", "two", "three"]
+    apply_word_timings(
+        held, WordTimings("r", (WordTiming("two", 0.28, 0.47), WordTiming("three", 0.6, 0.8, final=False)), index=1)
+    )
+    assert held[1] == WordTiming("two", 0.28, 0.47) and len(held) == 3
+    apply_word_timings(held, WordTimings("r", (WordTiming("three", 0.58, 0.79),), index=2))
+    assert all(w.final for w in held) and [w.word for w in held] == ["one", "two", "three"]
+    apply_word_timings(held, WordTimings("r", (WordTiming("four", 1.0, 1.2),), index=9))
+    assert len(held) == 4, "an index past the words held appends"
+
+
+def test_shifting_onto_a_turn_moves_times_and_index() -> None:
+    message = WordTimings("req-2", (WordTiming("two", 0.3, 0.5, final=False),), index=1)
+    moved = message.shifted(2.0, request_id="turn", words_before=5)
+    assert moved == WordTimings("turn", (WordTiming("two", 2.3, 2.5, final=False),), index=6)
+    appended = WordTimings("req-2", (WordTiming("a", 0, 1),)).shifted(1.0, words_before=5)
+    assert appended.index is None, "a message that appends still appends on the turn"
 
 
 def test_too_many_words_is_a_limit() -> None:

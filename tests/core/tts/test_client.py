@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from relay_core.errors import ProtocolError
-from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, TtsClientSession
+from relay_core.errors import ProtocolError, SessionStateError
+from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, TimingsReceived, TtsClientSession
 from relay_core.tts.messages import SynthesisCancelled, SynthesisComplete, Synthesize, TtsFailed
 from relay_core.tts.session import TtsServerSession
+from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTiming, WordTimings, serialize_word_timings
 
 
 def test_client_and_server_state_machines_agree() -> None:
@@ -56,3 +57,40 @@ def test_errors_cancellations_and_protocol_violations() -> None:
         client.receive_frame(b"\x00\x00")
     with pytest.raises(ProtocolError):
         client.synthesize(Synthesize(text="no id"))
+
+
+def test_word_timings_are_a_message_of_both_session_machines() -> None:
+    """The server queues a running request's word_timings in order with its audio; the client hands them over as
+    TimingsReceived of that request. Timings of another request, or after a cancel, never go out; a client refuses
+    timings that name a request other than the running one."""
+    client = TtsClientSession()
+    server = TtsServerSession(default_voice="jf_alpha")
+    server.receive_frame(client.synthesize(Synthesize(text="One two.", request_id="a", timings=True)))
+    assert server.next_request() is not None
+    timings = WordTimings("a", (WordTiming("One", 0.0, 0.2), WordTiming("two.", 0.3, 0.5, final=False)))
+    server.send_word_timings("a", timings)
+    server.send_audio("a", b"\x01\x02")
+    server.send_word_timings("a", WordTimings("a", (WordTiming("two.", 0.28, 0.5),), index=1))
+    with pytest.raises(SessionStateError):
+        server.send_word_timings("a", WordTimings("b", (WordTiming("x", 0, 1),)))
+    server.finish_request("a", elapsed_s=0.1, first_audio_s=0.1)
+    events = [e for frame in server.data_to_send() for e in client.receive_frame(frame)]
+    assert [type(e).__name__ for e in events] == [
+        "RequestStarted",
+        "TimingsReceived",
+        "AudioReceived",
+        "TimingsReceived",
+        "RequestEnded",
+    ]
+    assert isinstance(events[1], TimingsReceived) and events[1].timings == timings
+    assert isinstance(events[3], TimingsReceived) and events[3].timings.index == 1
+
+    server.receive_frame(client.synthesize(Synthesize(text="Three.", request_id="c", timings=True)))
+    assert server.next_request() is not None
+    server.receive_frame(client.cancel("c"))
+    server.send_word_timings("c", WordTimings("c", (WordTiming("Three.", 0, 1),)))
+    assert WORD_TIMINGS_TYPE not in "".join(f for f in server.data_to_send() if isinstance(f, str))
+
+    stray = serialize_word_timings(WordTimings("zzz", (WordTiming("x", 0, 1),)))
+    with pytest.raises(ProtocolError, match="running request"):
+        TtsClientSession().receive_frame(stray)
