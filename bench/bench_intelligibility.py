@@ -75,7 +75,9 @@ def timed_speech(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple
     return spoken.pcm, list(spoken.words)
 
 
-def _unfitted(spans: Sequence[tuple[int, int]], audio: Any, *, sample_rate: int) -> list[tuple[int, int]]:
+def _unfitted(
+    spans: Sequence[tuple[int, int]], audio: Any, *, sample_rate: int, previous_end: int = 0
+) -> list[tuple[int, int]]:
     return list(spans)
 
 
