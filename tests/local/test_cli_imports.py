@@ -52,8 +52,8 @@ def heavy_or_stand_ins(loaded: set[str]) -> set[str]:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["chat", "--help"], ["deploy", "--help"], CHAT_REMOTE],
-    ids=["help", "chat-help", "deploy-help", "chat-gateway-url"],
+    [["--help"], *([command, "--help"] for command in ("speak", "up", "chat", "ops", "deploy")), CHAT_REMOTE],
+    ids=["help", "speak-help", "up-help", "chat-help", "ops-help", "deploy-help", "chat-gateway-url"],
 )
 def test_a_command_without_local_stack_loads_no_cdk_moto_or_stand_in(argv: list[str]) -> None:
     loaded = loaded_after(argv)

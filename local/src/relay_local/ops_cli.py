@@ -24,8 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from relay_core.cli_usage import non_empty
-from relay_functions.ops.advisory_sources import LiveOsv
-from relay_functions.ops.audit import run_audit
 from relay_functions.ops.errors import OpsError
 from relay_functions.ops.placeholders import definition_path, substitute
 from relay_local.cli_args import tts_session_url
@@ -230,6 +228,9 @@ def _workspace_lock() -> Path:
 def audit_command(args: argparse.Namespace) -> int:
     if args.state_machine_arn:
         return run_in_aws(args.state_machine_arn, {"trigger": "cli"}, region=args.region, as_json=args.json)
+    from relay_functions.ops.advisory_sources import LiveOsv  # noqa: PLC0415 - the lock parser only when auditing
+    from relay_functions.ops.audit import run_audit  # noqa: PLC0415
+
     try:
         lock = args.lock or _workspace_lock()
         _say(f"auditing {lock} ({'bundled snapshot only' if args.offline else 'live OSV, snapshot as fallback'}) ...")
