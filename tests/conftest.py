@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
@@ -105,6 +106,45 @@ def assert_streams_like_whole() -> Callable[[Any, list[Any]], None]:
 
 
 # --------------------------------------------- end Kokoro engines ----------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Voice packs (owner: voices; used by tests/kokoro/engines/test_engine_voice_packs.py, tests/kokoro/test_voices_cli.py)
+# ---------------------------------------------------------------------------------------------------------
+
+TEST_VOICES_ENV = "KOKORO_RELAY_TEST_VOICES"
+"""Where the 54 official Kokoro v1.0 packs (``<name>.pt`` and ``SHA256SUMS``) are; default
+:data:`DEFAULT_TEST_VOICES`, relative to the repository root. ``.ci/run`` requires them."""
+DEFAULT_TEST_VOICES = "../shared/voices/kokoro-v1.0"
+
+os.environ.setdefault("KOKORO_INSTALLED_VOICES", "off")
+"""The suite speaks with the embedded voices whatever a developer has installed in the cache (servers started as
+subprocesses inherit this); the tests of installed voices turn them on explicitly."""
+
+
+def official_voices_path() -> Path:
+    """The official packs' directory (it may not exist): ``$KOKORO_RELAY_TEST_VOICES`` or the default."""
+    from pathlib import Path  # noqa: PLC0415
+
+    configured = os.environ.get(TEST_VOICES_ENV)
+    root = Path(__file__).resolve().parents[1]
+    return Path(configured) if configured else (root / DEFAULT_TEST_VOICES).resolve()
+
+
+@pytest.fixture(scope="session")
+def official_voices() -> Path:
+    """The directory of the 54 official Kokoro v1.0 voice packs; skips, saying where to get them, when absent."""
+    directory = official_voices_path()
+    if not (directory / "SHA256SUMS").is_file():
+        pytest.skip(
+            f"the official Kokoro v1.0 voice packs are not at {directory}: put the 54 voices/<name>.pt of "
+            "hexgrad/Kokoro-82M (https://huggingface.co/hexgrad/Kokoro-82M/tree/main/voices) with a SHA256SUMS "
+            f"there, or set {TEST_VOICES_ENV} to their directory"
+        )
+    return directory
+
+
+# --------------------------------------------- end voice packs -------------------------------------------
 
 
 # ---------------------------------------------------------------------------------------------------------

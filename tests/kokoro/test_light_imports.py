@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 INFERENCE_STACKS = ("onnxruntime", "phonemizer", "torch")
 
@@ -41,3 +42,16 @@ def test_the_weights_converter_and_the_help_load_no_server() -> None:
         )
         assert "kokoro_server.cli" in loaded
         assert loaded & {"uvicorn", "starlette", "kokoro_server.app", "kokoro_server.serving"} == set(), argv
+
+
+def test_the_voices_command_loads_no_inference_stack_and_no_server(tmp_path: Path) -> None:
+    """``kokoro-server voices list`` reads packs with numpy alone: no onnxruntime, torch, uvicorn or app."""
+    for argv in (["voices", "--help"], ["voices", "--cache-dir", str(tmp_path), "list"]):
+        loaded = loaded_after(
+            f"import contextlib\nfrom kokoro_server.cli import main\n"
+            f"with contextlib.suppress(SystemExit):\n    main({argv!r})"
+        )
+        assert "kokoro_server.voices_cli" in loaded
+        assert (
+            loaded & {*INFERENCE_STACKS, "uvicorn", "starlette", "kokoro_server.app", "kokoro_server.serving"} == set()
+        )

@@ -6,6 +6,8 @@
 - ``kokoro-server serve``: what SageMaker runs: the same app on 0.0.0.0:8080, settings from the environment.
 - ``kokoro-server convert-weights ...``: hand the rest of the arguments to the weights converter (needs the
   ``torch`` extra, imported only then).
+- ``kokoro-server voices list | install PATH... | fetch [NAMES|--all]``: the voice packs in the cache
+  (:mod:`kokoro_server.voices_cli`; numpy only, no server).
 - ``kokoro-server --version``.
 
 A model that cannot load (a bad path, ``--lang klingon``) stops the server: the command exits with status 1 and
@@ -57,6 +59,12 @@ def _serve_for_sagemaker(argv: list[str]) -> int:
     return serve(config, log_level=log_level)
 
 
+def _voices(argv: list[str]) -> int:
+    from kokoro_server.voices_cli import main as voices_main  # noqa: PLC0415 - numpy only, never the server
+
+    return voices_main(argv)
+
+
 def _convert_weights(argv: list[str]) -> int:
     from kokoro_server.convert.cli import main as convert_main  # noqa: PLC0415 - needs the torch extra
 
@@ -71,6 +79,12 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
         _serve_for_sagemaker,
     ),
     Subcommand("convert-weights", "convert-weights ...", f"see '{PROG} convert-weights --help'", _convert_weights),
+    Subcommand(
+        "voices",
+        "voices list|install PATH...|fetch [NAMES|--all]",
+        f"the voice packs in the cache; see '{PROG} voices --help'",
+        _voices,
+    ),
 )
 """``kokoro-server``'s subcommands, in the order its help lists them; any other command line serves locally."""
 

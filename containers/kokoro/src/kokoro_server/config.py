@@ -8,6 +8,9 @@ Environment variables (all optional):
   chosen without it and SageMaker's model directory ``/opt/ml/model`` exists, that directory is used.
 - ``KOKORO_DEVICE``: torch device (default: cuda when present).
 - ``KOKORO_DEFAULT_VOICE``, ``KOKORO_LANG`` (espeak-ng language, default ``en-us``).
+- ``KOKORO_INSTALLED_VOICES``: ``on`` (default) loads the voice packs installed in the cache (``kokoro-server voices
+  install``/``fetch``, ``$KOKORO_RELAY_CACHE/voices``) beside the embedded ones, when ``KOKORO_VOICES_PATH`` is
+  unset; ``off`` loads the embedded (or given) ones only.
 - ``KOKORO_THREADS``: CPU threads per inference (default: every core).
 - ``KOKORO_WORKERS``: inference worker threads of the scheduler (default 1 for onnx, so one segment gets every
   core; 2 for torch; see docs/server.md).
@@ -102,6 +105,9 @@ class ServerConfig:
     weights_dir: Path | None = None
     device: str | None = None
     default_voice: str | None = None
+    installed_voices: bool | None = None
+    """Load the packs installed in the cache beside the embedded ones; None = ``KOKORO_INSTALLED_VOICES`` as the
+    engine reads it (on unless ``off``)."""
     lang: str = "en-us"
     threads: int | None = None
     workers: int | None = None
@@ -212,6 +218,7 @@ class ServerConfig:
             lang=self.lang,
             threads=self.threads,
             default_voice=self.default_voice,
+            installed_voices=self.installed_voices,
         )
 
 
@@ -364,6 +371,7 @@ SETTINGS: tuple[Setting, ...] = (
         ),
     ),
     Setting("device", "KOKORO_DEVICE", str),
+    Setting("installed_voices", "KOKORO_INSTALLED_VOICES", _switch),
     Setting("silence", "KOKORO_SILENCE", _switch),
     Setting("sentence_pause_ms", "KOKORO_SENTENCE_PAUSE_MS", _milliseconds),
     Setting("paragraph_pause_ms", "KOKORO_PARAGRAPH_PAUSE_MS", _milliseconds),

@@ -18,6 +18,7 @@ modules the first time they are asked of this package (:func:`__getattr__`, the 
 from __future__ import annotations
 
 import importlib
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
@@ -30,7 +31,14 @@ from kokoro_server.engines.errors import (
     ModelFilesError,
     UnknownVoiceError,
 )
-from kokoro_server.engines.model_files import assemble_int8_model, default_vocab, default_voices_path
+from kokoro_server.engines.model_files import (
+    assemble_int8_model,
+    default_vocab,
+    default_voices_path,
+    installed_voices_dir,
+    installed_voices_enabled,
+)
+from kokoro_server.engines.voice_packs import installed_packs
 from kokoro_server.engines.voices import VoiceBank
 
 if TYPE_CHECKING:
@@ -91,6 +99,11 @@ class EngineConfig:
     are used (converted once, cached); ``voices_path`` defaults to ``weights_dir/voices``. ``device`` is for
     torch (default: cuda if available). ``threads`` sets CPU threads (default: every core).
     ``default_voice`` defaults to af_heart or jf_alpha, whichever the voices have.
+
+    ``installed_voices`` (None: on unless ``$KOKORO_INSTALLED_VOICES`` is ``off``): with no ``voices_path``, also
+    load the packs installed in the cache (``kokoro-server voices install``/``fetch``; ``installed_voices_dir``,
+    default ``$KOKORO_RELAY_CACHE/voices``) beside the embedded ones (an installed pack of the same name wins); with
+    English packs installed, af_heart is the default voice.
     """
 
     engine: Literal["onnx", "torch"] = "onnx"
@@ -101,6 +114,11 @@ class EngineConfig:
     lang: str = "en-us"
     threads: int | None = None
     default_voice: str | None = None
+    installed_voices: bool | None = None
+    installed_voices_dir: Path | None = None
+
+
+logger = logging.getLogger(__name__)
 
 
 def load_engine(config: EngineConfig) -> Engine:
@@ -135,10 +153,28 @@ def load_engine(config: EngineConfig) -> Engine:
         tokenizer = Tokenizer(torch_synth.vocab)
     else:
         raise EngineError(f"unknown engine {config.engine!r}: use 'onnx' or 'torch'")
-    return Engine(
+    given = voices.names()
+    installed: dict[str, object] = {}
+    use_installed = installed_voices_enabled() if config.installed_voices is None else config.installed_voices
+    directory = config.installed_voices_dir or installed_voices_dir()
+    if config.voices_path is None and use_installed:
+        packs = installed_packs(directory)
+        voices = voices.with_packs(packs) if packs else voices
+        installed = dict(packs)
+    engine = Engine(
         synthesizer=synthesizer,
         voice_bank=voices,
         phonemizer=phonemizer,
         tokenizer=tokenizer,
         default_voice=config.default_voice,
     )
+    logger.info(
+        "voices: %s (%s); %s; default voice %s",
+        len(given),
+        ", ".join(given),
+        f"{len(installed)} installed from {directory} ({', '.join(sorted(installed))})"
+        if installed
+        else "none installed (kokoro-server voices install|fetch)",
+        engine.default_voice,
+    )
+    return engine

@@ -15,12 +15,10 @@ import numpy.typing as npt
 from kokoro_server.engines.base import Rendered, Segment, StreamedRender, Synthesizer
 from kokoro_server.engines.errors import InvalidRequestError
 from kokoro_server.engines.g2p import Phonemizer, Tokenizer
+from kokoro_server.engines.voice_packs import PREFERRED_DEFAULT_VOICES
 from kokoro_server.engines.voices import VoiceBank
 from relay_core import limits
 from relay_core.text import segmenter
-
-PREFERRED_DEFAULT_VOICES = ("af_heart", "jf_alpha")
-"""The default voice is the first of these that the bank has, else its first voice."""
 
 
 class Engine:

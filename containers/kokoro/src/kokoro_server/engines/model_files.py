@@ -9,6 +9,7 @@ returns the cached path on later calls after checking its size.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -73,6 +74,22 @@ def default_cache_dir() -> Path:
     return Path(configured) if configured else Path.home() / ".cache" / "kokoro-relay"
 
 
+INSTALLED_VOICES_ENV = "KOKORO_INSTALLED_VOICES"
+"""``off`` (or ``0``/``false``/``no``): load no installed voice packs, only the embedded (or given) ones."""
+VOICES_SUBDIR = "voices"
+"""The cache's folder of installed voice packs (``kokoro-server voices install``/``fetch``)."""
+
+
+def installed_voices_dir(cache_dir: Path | None = None) -> Path:
+    """Where installed voice packs live: ``<cache>/voices`` (the cache is :func:`default_cache_dir` by default)."""
+    return (cache_dir if cache_dir is not None else default_cache_dir()) / VOICES_SUBDIR
+
+
+def installed_voices_enabled() -> bool:
+    """Whether installed voice packs load by default: unless ``$KOKORO_INSTALLED_VOICES`` is ``off``."""
+    return os.environ.get(INSTALLED_VOICES_ENV, "").strip().lower() not in {"off", "0", "false", "no"}
+
+
 def assemble_int8_model(cache_dir: Path | None = None) -> Path:
     """Return the path of the assembled int8 ONNX model, building it on first use.
 
@@ -120,9 +137,12 @@ def assemble_int8_model(cache_dir: Path | None = None) -> Path:
 
 
 def default_voices_path() -> Path:
-    """The path of the shipped voice packs (``voices_ja.npz``)."""
-    voices = _data_file("voices_ja.npz")
-    path = Path(str(voices))
+    """The path of the shipped voice packs (``voices_ja.npz``), found without importing the package (whose
+    ``__init__`` loads onnxruntime), so listing voices stays light."""
+    spec = importlib.util.find_spec(DATA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelFilesError(f"package {DATA_PACKAGE} is not installed: {_REINSTALL}")
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "voices_ja.npz"
     if not path.is_file():
         raise ModelFilesError(f"{DATA_PACKAGE}/data/voices_ja.npz is missing: {_REINSTALL}")
     return path

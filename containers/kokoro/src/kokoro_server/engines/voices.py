@@ -15,29 +15,11 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines.errors import InvalidRequestError, ModelFilesError, UnknownVoiceError
+from kokoro_server.engines.voice_packs import STYLE_DIM, STYLE_ROWS, read_archive, read_packs
 from relay_core.errors import InvalidFieldError
 from relay_core.voice_spec import parse_voice_spec
 
-STYLE_ROWS = 510
-STYLE_DIM = 256
-
 FloatArray = npt.NDArray[np.float32]
-
-
-def _as_pack(name: str, array: npt.NDArray[np.generic], source: Path) -> FloatArray:
-    """Validate one voice table and return it as a read-only ``[510, 256]`` float32 array."""
-    if array.ndim == 3 and array.shape[1] == 1:
-        array = array[:, 0, :]
-    if array.ndim != 2 or array.shape != (STYLE_ROWS, STYLE_DIM):
-        raise ModelFilesError(
-            f"voice {name!r} in {source} has shape {array.shape}, expected ({STYLE_ROWS}, 1, {STYLE_DIM}): "
-            "replace the voice file with a Kokoro v1.0 voice pack"
-        )
-    pack = np.ascontiguousarray(array, dtype=np.float32)
-    if not np.isfinite(pack).all():
-        raise ModelFilesError(f"voice {name!r} in {source} contains NaN or infinity: replace the voice file")
-    pack.setflags(write=False)
-    return pack
 
 
 class VoiceBank:
@@ -51,36 +33,24 @@ class VoiceBank:
     @classmethod
     def from_npz(cls, path: Path) -> VoiceBank:
         """Load an ``.npz`` archive of voices (``voices_ja.npz``, or the official ``voices-v1.0.bin``)."""
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                packs = {name: _as_pack(name, archive[name], path) for name in archive.files}
-        except (OSError, ValueError) as exc:
-            raise ModelFilesError(f"cannot read voices from {path} ({exc}): check voices_path") from exc
-        return cls(packs)
+        return cls(read_archive(path))
 
     @classmethod
     def from_pt_dir(cls, path: Path) -> VoiceBank:
-        """Load every ``*.pt`` tensor in a directory (the layout of the torch weights, ``voices/``)."""
-        import torch  # noqa: PLC0415 - torch is an optional extra, needed only for this layout
-
-        files = sorted(path.glob("*.pt"))
-        if not files:
-            raise ModelFilesError(f"no voice files (*.pt) in {path}: copy the voices/ directory of the weights")
-        packs: dict[str, FloatArray] = {}
-        for file in files:
-            try:
-                tensor = torch.load(file, map_location="cpu", weights_only=True)
-            except (OSError, RuntimeError, ValueError) as exc:
-                raise ModelFilesError(f"cannot read voice {file} ({exc}): replace the file") from exc
-            if not isinstance(tensor, torch.Tensor):
-                raise ModelFilesError(f"voice {file} holds a {type(tensor).__name__}, not a tensor")
-            packs[file.stem] = _as_pack(file.stem, tensor.detach().float().numpy(), file)
-        return cls(packs)
+        """Load every ``*.pt`` (and ``*.npy``) voice pack in a directory (the model repository's ``voices/``),
+        read without unpickling (:func:`kokoro_server.engines.voice_packs.read_pt`)."""
+        if not path.is_dir():
+            raise ModelFilesError(f"{path} is not a directory of voice packs")
+        return cls(read_packs(path))
 
     @classmethod
     def from_path(cls, path: Path) -> VoiceBank:
-        """Load a directory of ``*.pt`` files or an ``.npz``-format file, whatever ``path`` is."""
-        return cls.from_pt_dir(path) if path.is_dir() else cls.from_npz(path)
+        """Load a directory of ``*.pt`` files, one pack, or an ``.npz``-format file, whatever ``path`` is."""
+        return cls(read_packs(path))
+
+    def with_packs(self, packs: Mapping[str, FloatArray]) -> VoiceBank:
+        """A bank with ``packs`` added (a pack of a name already here replaces it)."""
+        return VoiceBank({**self._packs, **packs})
 
     def names(self) -> list[str]:
         """The voice names, sorted."""
