@@ -171,7 +171,8 @@ class RelayStack:
     def _start(self) -> None:
         self._progress("starting the TTS container app (loading Kokoro-82M) and the agent app ...")
         self._voice.start()
-        self._progress(f"  tts   {self.tts_url}")
+        voices = f" ({self._voice.tts_voices})" if self._voice.tts_voices else ""
+        self._progress(f"  tts   {self.tts_url}{voices}")
         self._progress(f"  agent {self.agent_url}")
         if self._voice.sagemaker_endpoint_url is not None:
             self._progress(f"  agent -> TTS via the local SageMaker front end {self._voice.sagemaker_endpoint_url}")

@@ -62,6 +62,16 @@ def wait_until_ready(
     raise ServerStartError(f"{http_url}/ping did not answer 200 within {timeout_s:.0f} s (last: {last})")
 
 
+def tts_voice_summary(http_url: str) -> str | None:
+    """``default voice af_heart of 33 voices``, from the TTS app's ``GET /v1/audio/voices`` (None if it fails):
+    the voice that speaks when a request names none (installed packs included, docs/server.md Voices)."""
+    try:
+        listing = httpx.get(f"{http_url}/v1/audio/voices", timeout=5.0).json()
+        return f"default voice {listing['default']} of {len(listing['voices'])} voices"
+    except (httpx.HTTPError, ValueError, KeyError, TypeError):
+        return None
+
+
 class VoiceStack:
     """TTS container + agent on loopback. Use as a context manager (blocking start/stop).
 
@@ -91,6 +101,9 @@ class VoiceStack:
         self.bedrock: BedrockStandIn | None = None
         """The stand-in this stack serves (None with ``serve_bedrock=False`` or a given ``agent_url``)."""
         self.tts_url = tts_url or ""
+        self.tts_voices: str | None = None
+        """Which voice the TTS app this stack started speaks with by default, of how many (``default voice af_heart
+        of 33 voices``); None when the TTS app was given (``tts_url``)."""
         self.agent_url = agent_url or ""
 
     def start(self) -> VoiceStack:
@@ -104,6 +117,7 @@ class VoiceStack:
                     self._servers.append(tts)
                     wait_until_ready(tts.http_url)
                     self.tts_url = tts.ws_url + TTS_WS_PATH
+                    self.tts_voices = tts_voice_summary(tts.http_url)
                 self.preload_model()
                 if self._serve_bedrock:
                     from relay_local.bedrock.standin import BedrockStandIn  # noqa: PLC0415
