@@ -168,9 +168,15 @@ def load_engine(config: EngineConfig) -> Engine:
         tokenizer=tokenizer,
         default_voice=config.default_voice,
     )
+    origin = (
+        f"from {config.voices_path}"
+        if config.voices_path is not None
+        else ("embedded" if config.engine == "onnx" else "from the weights")
+    )
     logger.info(
-        "voices: %s (%s); %s; default voice %s",
+        "voices: %s %s (%s); %s; default voice %s",
         len(given),
+        origin,
         ", ".join(given),
         f"{len(installed)} installed from {directory} ({', '.join(sorted(installed))})"
         if installed
