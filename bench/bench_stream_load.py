@@ -14,7 +14,9 @@ N rounds, each right after the same round of the other servers (the baseline is 
 First sound is the first *audible* sample (-40 dBFS, kokoro_server.silence), as a client that starts playing at
 the first byte hears it (benchlib.speak_session). Prints, per server, p50/p95 of each session's first sound and
 the p95 over every request's (pooled over the rounds), the median round's wall time, the PCM check; then the
-ratios to streaming off (and to the baseline) of p95 first sound and wall time.
+ratios to streaming off (and to the baseline) of p95 first sound and wall time. Beside the wall time, each server
+process's CPU seconds per round (its work: on a machine shared with other processes the wall time moves by tens of
+percent from round to round, the work much less) and the wall ratio of each round on its own.
 
 ``--also-schedule SPEC`` (repeatable) adds a server streaming ``on`` whose engine decodes on another chunk schedule
 (bench/stream_options.py's spelling, e.g. ``32:12:48*2``: issue 21's schedule, every chunk on its own window), so
@@ -22,9 +24,15 @@ two schedules are compared under the same load in the same run (issue 29). ``--w
 the decoder's work on the plan for the default schedule and each ``--also-schedule``: frames decoded / frames over
 the plan (streaming ``on``'s choice of segments), over the streamed segments alone, and over the first segment
 of every corpus reply (what a solo first sound streams), with the most windows one segment takes.
+``--solo-replies N`` first measures, in this process, the solo first sound, whole reply and longest stall of N
+corpus replies with streaming off and on with each schedule, the arms alternating reply by reply (``--rounds 0``:
+only that and ``--work``). ``--also-server-args ARGS`` (repeatable) adds a server streaming ``on`` with other
+``kokoro-server`` options (e.g. ``'--workers 2 --threads 1'``). ``--no-off`` leaves out streaming off,
+``--no-solo`` the PCM check (to size a run down on a busy machine).
 
     uv run python bench/bench_stream_load.py [--rounds 2] [--sessions 8] [--requests 3] [--baseline] [--every]
-        [--also-schedule 32:12:48*2] [--work] [--no-off]
+        [--baseline-rounds N] [--also-schedule 32:12:48*2] [--also-server-args '--workers 2 --threads 1'] [--work]
+        [--solo-replies 12] [--no-off] [--no-solo]
 """
 
 from __future__ import annotations
@@ -35,14 +43,26 @@ import contextlib
 import hashlib
 import time
 
+import psutil
 from bench_first_sound import STARTUP_S, alone, concurrency_sessions, crowd
-from benchlib import SessionAudio, median, percentile, print_table, run_baseline, run_server, speak_session
+from benchlib import (
+    ServerProcess,
+    SessionAudio,
+    median,
+    percentile,
+    print_table,
+    run_baseline,
+    run_server,
+    speak_session,
+)
 from corpus import REPLIES
 from stream_options import decoder_work, parse_schedule, spelled
 
 from kokoro_server.engines import Engine, EngineConfig, load_engine, onnx_synth
 from kokoro_server.engines.chunk_plan import ChunkSchedule, DecodeWindow, decode_windows
+from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import speak_offline
+from kokoro_server.scheduler import Scheduler
 from relay_core.text.segmenter import split_sentences
 
 SERVERS = {
@@ -85,6 +105,55 @@ def first_segments(engine: Engine) -> list[tuple[int, int, bool]]:
     return out
 
 
+def print_solo(replies: int, schedules: list[ChunkSchedule]) -> None:
+    """Solo first sound, streaming off and on with each schedule alternating reply by reply in this process (a fresh
+    session per reply on one scheduler, 1 worker, 2 threads: bench_stream_first_sound.timed)."""
+    from bench_stream_first_sound import timed  # noqa: PLC0415
+
+    engine = load_engine(EngineConfig(threads=2))
+    synth = engine._synthesizer
+    assert isinstance(synth, onnx_synth.OnnxSynthesizer)
+    arms: dict[str, ChunkSchedule | None] = {"off": None} | {f"on, {spelled(s)}": s for s in schedules}
+    schedulers = {
+        on: Scheduler(workers=1, name=f"solo-{on}", speech=SpeechPolicy(stream_decoder=on)) for on in (False, True)
+    }
+    texts = [t for t in REPLIES[:replies] if len(t.split()) > 1]
+    asyncio.run(timed(engine, schedulers[True], texts[0]))  # warm-up
+    results: dict[str, list[tuple[float, float, float]]] = {name: [] for name in arms}
+    for index, text in enumerate(texts):
+        names = list(arms)
+        for name in names[index % len(names) :] + names[: index % len(names)]:
+            schedule = arms[name]
+            if schedule is not None:
+                synth.schedule = schedule
+            results[name].append(asyncio.run(timed(engine, schedulers[schedule is not None], text)))
+    for scheduler in schedulers.values():
+        scheduler.shutdown()
+    off_total = [total for _, total, _ in results["off"]]
+    print_table(
+        f"solo, {len(texts)} corpus replies, the arms alternating reply by reply",
+        [
+            "arm",
+            "median first sound ms",
+            "median whole reply s",
+            "first sound / whole reply",
+            "first sound / off's whole reply",
+            "longest stall ms, median / max",
+        ],
+        [
+            [
+                name,
+                median([r[0] for r in rows]) * 1000,
+                median([r[1] for r in rows]),
+                median([r[0] / r[1] for r in rows]),
+                median([r[0] / total for r, total in zip(rows, off_total, strict=True)]),
+                f"{median([r[2] for r in rows]) * 1000:.0f} / {max(r[2] for r in rows) * 1000:.0f}",
+            ]
+            for name, rows in results.items()
+        ],
+    )
+
+
 def print_work(plan: list[list[str]], schedules: list[ChunkSchedule]) -> None:
     """The decoder's work on the plan and on the corpus's first segments, per schedule (no server)."""
     engine = load_engine(EngineConfig(threads=2))
@@ -118,6 +187,13 @@ def print_work(plan: list[list[str]], schedules: list[ChunkSchedule]) -> None:
     )
 
 
+def cpu_s(server: ServerProcess) -> float:
+    """The CPU seconds (user + system) ``server``'s process has used so far: its work, which other processes on
+    the machine do not lengthen the way they lengthen its wall time."""
+    times = psutil.Process(server.process.pid).cpu_times()
+    return float(times.user + times.system)
+
+
 def loaded_figures(runs: list[tuple[list[SessionAudio], float]]) -> tuple[list[float], list[float], list[float]]:
     """Each session's first sound, every request's first sound (both pooled over the rounds), each round's wall."""
     firsts = [s.first_sound_s for sessions, _ in runs for s in sessions]
@@ -128,6 +204,8 @@ def loaded_figures(runs: list[tuple[list[SessionAudio], float]]) -> tuple[list[f
 
 def identical(runs: list[tuple[list[SessionAudio], float]], solo: list[str]) -> str:
     """How many sessions of every loaded round have the PCM of the same session alone."""
+    if not solo:
+        return "not checked (--no-solo)"
     same = sum(
         hashlib.sha256(s.pcm).hexdigest() == alone_hash
         for sessions, _ in runs
@@ -156,50 +234,81 @@ def main() -> None:
         metavar="SPEC",
         help="one more server streaming on with this chunk schedule, e.g. 32:12:48*2 (repeatable)",
     )
+    parser.add_argument(
+        "--also-server-args",
+        action="append",
+        default=[],
+        metavar="ARGS",
+        help="one more server streaming on with these kokoro-server options, e.g. '--workers 2 --threads 1'",
+    )
     parser.add_argument("--work", action="store_true", help="first count the decoder's work per schedule")
+    parser.add_argument(
+        "--solo-replies",
+        type=int,
+        default=0,
+        metavar="N",
+        help="first the solo first sound and stalls of N corpus replies, off and each schedule alternating",
+    )
     parser.add_argument("--no-off", action="store_true", help="leave out streaming off (ratios to the baseline)")
+    parser.add_argument("--no-solo", action="store_true", help="leave out the sessions alone (the PCM check)")
     args = parser.parse_args()
     if args.baseline and not args.baseline_rounds:
         args.baseline_rounds = 1
     plan = concurrency_sessions(args.sessions, args.requests)
     began = time.perf_counter()
+    compared = [ChunkSchedule(), *(parse_schedule(spec) for spec in args.also_schedule)]
     if args.work:
-        print_work(plan, [ChunkSchedule(), *(parse_schedule(spec) for spec in args.also_schedule)])
+        print_work(plan, compared)
+    if args.solo_replies:
+        print_solo(args.solo_replies, compared)
+    if not args.rounds:
+        return
     schedules: dict[str, str | None] = {name: None for name in SERVERS}
+    server_args: dict[str, list[str]] = {}
     for spec in args.also_schedule:
         name = f"on {spec}"
         SERVERS[name] = ({"KOKORO_STREAM_DECODER": "on"}, f"streaming on, {spelled(parse_schedule(spec))}")
         schedules[name] = spec
+    for options in args.also_server_args:
+        name = f"on {options}"
+        SERVERS[name] = ({"KOKORO_STREAM_DECODER": "on"}, f"streaming on, {options}")
+        schedules[name] = None
+        server_args[name] = options.split()
     names = [
         *([] if args.no_off else ["off"]),
         "on",
-        *(f"on {spec}" for spec in args.also_schedule),
+        *(f"on {spec}" for spec in [*args.also_schedule, *args.also_server_args]),
         *(["every"] if args.every else []),
     ]
     runs: dict[str, list[tuple[list[SessionAudio], float]]] = {name: [] for name in names}
     solo: dict[str, list[str]] = {}
     with contextlib.ExitStack() as stack:
-        urls = {
+        servers = {
             name: stack.enter_context(
-                run_server(env=SERVERS[name][0], timeout_s=STARTUP_S, schedule=schedules[name])
-            ).ws_url
+                run_server(
+                    *server_args.get(name, []), env=SERVERS[name][0], timeout_s=STARTUP_S, schedule=schedules[name]
+                )
+            )
             for name in names
         }
-        base_url = stack.enter_context(run_baseline(timeout_s=STARTUP_S)).ws_url if args.baseline_rounds else None
-        for url in [*urls.values(), *([base_url] if base_url else [])]:
-            asyncio.run(speak_session(url, ["Warm up."]))
+        urls = {name: server.ws_url for name, server in servers.items()}
+        if args.baseline_rounds:
+            servers["baseline"] = stack.enter_context(run_baseline(timeout_s=STARTUP_S))
+        for server in servers.values():
+            asyncio.run(speak_session(server.ws_url, ["Warm up."]))
         baseline: list[tuple[list[SessionAudio], float]] = []
+        cpu: dict[str, list[float]] = {name: [] for name in servers}
         for round_index in range(max(args.rounds, args.baseline_rounds)):
-            for name, url in urls.items():
-                if round_index < args.rounds:
-                    sessions, wall = asyncio.run(crowd(url, plan))
-                    runs[name].append((sessions, wall))
-                    print(f"round {round_index + 1}, streaming {name}: wall {wall:.1f} s", flush=True)
-            if base_url and round_index < args.baseline_rounds:
-                baseline.append(asyncio.run(crowd(base_url, plan)))
-                print(f"round {round_index + 1}, baseline: wall {baseline[-1][1]:.1f} s", flush=True)
+            for name, server in servers.items():
+                if round_index >= (args.baseline_rounds if name == "baseline" else args.rounds):
+                    continue
+                began_cpu = cpu_s(server)
+                result = asyncio.run(crowd(server.ws_url, plan))
+                cpu[name].append(cpu_s(server) - began_cpu)
+                (baseline if name == "baseline" else runs[name]).append(result)
+                print(f"round {round_index + 1}, {name}: wall {result[1]:.1f} s, CPU {cpu[name][-1]:.1f} s", flush=True)
         for name, url in urls.items():
-            solo[name] = asyncio.run(alone(url, plan))
+            solo[name] = [] if args.no_solo else asyncio.run(alone(url, plan))
     figures = {name: loaded_figures(result) for name, result in runs.items()}
     rows: list[list[object]] = []
     for name in names:
@@ -211,12 +320,15 @@ def main() -> None:
                 percentile(firsts, 0.95) * 1000,
                 percentile(requests, 0.95) * 1000,
                 median(walls),
+                median(cpu[name]),
+                "",
                 identical(runs[name], solo[name]),
             ]
         )
-    references = [] if args.no_off else [("off", figures["off"])]
+    references = [] if args.no_off else ["off"]
     if baseline:
-        base_first, base_req, base_wall = loaded_figures(baseline)
+        figures["baseline"] = loaded_figures(baseline)
+        base_first, base_req, base_wall = figures["baseline"]
         rows.append(
             [
                 f"baseline (whole request, global lock; {len(baseline)} round{'s' if len(baseline) > 1 else ''})",
@@ -224,16 +336,20 @@ def main() -> None:
                 percentile(base_first, 0.95) * 1000,
                 percentile(base_req, 0.95) * 1000,
                 median(base_wall),
+                median(cpu["baseline"]),
+                "",
                 "",
             ]
         )
-        references.append(("baseline", (base_first, base_req, base_wall)))
-    references += [(f"on {spec}", figures[f"on {spec}"]) for spec in args.also_schedule]
-    for reference, (ref_first, ref_req, ref_wall) in references:
+        references.append("baseline")
+    references += [f"on {spec}" for spec in [*args.also_schedule, *args.also_server_args]]
+    for reference in references:
+        ref_first, ref_req, ref_wall = figures[reference]
         for name in names:
             if name == reference or (reference.startswith("on ") and name != "on"):
                 continue
             firsts, requests, walls = figures[name]
+            paired = [mine / theirs for mine, theirs in zip(walls, ref_wall, strict=False)]
             rows.append(
                 [
                     f"ratio {name} / {reference}",
@@ -241,13 +357,24 @@ def main() -> None:
                     percentile(firsts, 0.95) / percentile(ref_first, 0.95),
                     percentile(requests, 0.95) / percentile(ref_req, 0.95),
                     median(walls) / median(ref_wall),
+                    median(cpu[name]) / median(cpu[reference]),
+                    ", ".join(f"{ratio:.3f}" for ratio in paired),
                     "",
                 ]
             )
     print_table(
         f"{args.sessions} sessions x {args.requests} pipelined requests, {args.rounds} rounds per server alternating "
-        "(first sound pooled over the rounds; wall: median round)",
-        ["server", "first sound p50 ms", "first sound p95 ms", "per-request p95 ms", "wall s", "PCM"],
+        "(first sound pooled over the rounds; wall and server CPU: median round)",
+        [
+            "server",
+            "first sound p50 ms",
+            "first sound p95 ms",
+            "per-request p95 ms",
+            "wall s",
+            "server CPU s",
+            "wall ratio, round by round",
+            "PCM",
+        ],
         rows,
     )
     print(f"\nbench ran {time.perf_counter() - began:.0f} s")
