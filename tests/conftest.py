@@ -87,7 +87,7 @@ LOG_MEL_LIMIT = 1.6
 
 @pytest.fixture(scope="session")
 def assert_streams_like_whole() -> Callable[[Any, list[Any]], None]:
-    """Check one segment's streamed chunks against its whole-segment decode, on any engine: at least three chunks,
+    """Check one segment's streamed chunks against its whole-segment decode, on any engine: at least two chunks,
     the same length, no seam step larger than :data:`SEAM_STEP_RATIO` times the largest inside the chunks, and a
     log-mel distance under :data:`LOG_MEL_LIMIT`."""
     import numpy as np  # noqa: PLC0415 - keep other parts' imports light
@@ -96,7 +96,7 @@ def assert_streams_like_whole() -> Callable[[Any, list[Any]], None]:
 
     def check(whole: Any, chunks: list[Any]) -> None:
         streamed = np.concatenate(chunks)
-        assert len(chunks) >= 3
+        assert len(chunks) >= 2
         assert len(streamed) == len(whole)
         seam, inside = seam_jumps(streamed, list(np.cumsum([len(c) for c in chunks])[:-1]))
         assert seam < SEAM_STEP_RATIO * inside

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -27,8 +28,8 @@ def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engi
 
 
 def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
-    """A small first chunk (leading padding + first_frames), then the rest in one chunk (ChunkSchedule.max_chunks,
-    issue 29); as long as the whole segment."""
+    """A small first chunk (leading padding + first_frames), a second of later_frames, then the rest in one chunk
+    (ChunkSchedule.max_chunks, issue 29); as long as the whole segment."""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
     streamed = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
     audio = list(streamed.chunks)
@@ -41,7 +42,8 @@ def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
     assert silent > 0
     assert not audio[0][:silent].any()
     assert audio[0][silent : silent + 600 * schedule.lead_context_frames].any()
-    assert schedule.max_chunks == 2 and len(chunks) == 2
+    assert schedule.max_chunks == 3 and len(chunks) == 3
+    assert chunks[1] == schedule.later_frames
     assert sum(chunks) == sum(streamed.durations)
 
 
@@ -51,7 +53,14 @@ def test_the_rest_after_the_first_chunk_is_the_whole_decode_exactly(onnx_engine:
     chunk is the whole decode's bit for bit, only the first chunk is approximate."""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
     whole = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
-    first, rest = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0).chunks
+    synth = onnx_engine._synthesizer
+    assert isinstance(synth, OnnxSynthesizer)
+    default = synth.schedule
+    synth.schedule = dataclasses.replace(default, max_chunks=2)
+    try:
+        first, rest = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0).chunks
+    finally:
+        synth.schedule = default
     np.testing.assert_array_equal(rest, whole[len(first) :])
     assert not np.array_equal(first, whole[: len(first)])
 
@@ -114,10 +123,11 @@ def _decoded(frames: int, lead: int, schedule: ChunkSchedule) -> int:
 @pytest.mark.parametrize("frames", [58, 60, 89, 115, 150, 226, 400, 509, 1000])
 @pytest.mark.parametrize("lead", [0, 8, 13, 20, 30])
 def test_at_most_two_windows_and_one_first_window_more_than_the_whole_decode(frames: int, lead: int) -> None:
-    """The default schedule (issue 29): the first chunk, then the remainder on one window from a margin before it
-    to the segment's end. The decoder's work is the whole decode plus the first window at most (a 115-frame segment:
-    windows of 52 and 115 frames, 1.45x, against 52, 105 and 74 before), and the first chunk is the one before."""
-    schedule = ChunkSchedule()
+    """Two chunks (issue 29, the least work): the first chunk, then the remainder on one window from a margin before
+    it to the segment's end. The decoder's work is the whole decode plus the first window at most (a 115-frame
+    segment: windows of 52 and 115 frames, 1.45x, against 52, 105 and 74 before), and the first chunk is the one
+    before."""
+    schedule = ChunkSchedule(max_chunks=2)
     chunks = plan_chunks(frames, lead_frames=lead, schedule=schedule)
     assert len(chunks) <= 2
     assert chunks[0].start == 0 and chunks[-1].end == frames
@@ -134,6 +144,29 @@ def test_at_most_two_windows_and_one_first_window_more_than_the_whole_decode(fra
         assert chunks[-1].window_start == 0, "the rest is decoded on the whole segment: the whole decode's audio"
     if frames == 115 and lead == 13:
         assert [w.hi - w.lo for w in decode_windows(frames, lead_frames=lead, schedule=schedule)] == [52, 115]
+
+
+@pytest.mark.parametrize("frames", [58, 60, 89, 115, 150, 226, 400, 509, 1000])
+@pytest.mark.parametrize("lead", [0, 8, 13, 20, 30])
+def test_the_default_is_issue_21s_first_two_chunks_then_the_rest_on_one_window(frames: int, lead: int) -> None:
+    """The default schedule (issue 29): the first two chunks and windows are the old schedule's (so the second still
+    decodes while the first chunk plays: no new stall), then the remainder on one window to the segment's end. At
+    most three decoder calls, never more work than before, and at most the whole decode plus the first two windows
+    (a 226-frame segment: windows of 52, 105 and 185 frames)."""
+    schedule = ChunkSchedule()
+    assert schedule.max_chunks == 3
+    chunks = plan_chunks(frames, lead_frames=lead, schedule=schedule)
+    before = plan_chunks(frames, lead_frames=lead, schedule=ChunkSchedule(max_chunks=None))
+    assert 1 <= len(chunks) <= 3
+    assert chunks[0].start == 0 and chunks[-1].end == frames
+    assert all(a.end == b.start for a, b in itertools.pairwise(chunks))
+    assert chunks[:-1] == before[: len(chunks) - 1], "the chunks before the last are the old schedule's"
+    windows = [w.hi - w.lo for w in decode_windows(frames, lead_frames=lead, schedule=schedule)]
+    assert sum(windows) <= _decoded(frames, lead, ChunkSchedule(max_chunks=None))
+    assert sum(windows) <= frames + sum(windows[:2])
+    assert chunks[-1].window_end == frames
+    if frames == 226 and lead == 13:
+        assert windows == [52, 105, 185]
 
 
 def test_a_chunk_whose_window_reaches_the_end_takes_the_remainder() -> None:

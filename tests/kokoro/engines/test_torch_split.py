@@ -80,7 +80,7 @@ def test_streamed_chunks_tile_the_segment(torch_engine: Engine) -> None:
     assert all(size % streamed.frame_samples == 0 for size in chunks)
     assert frames[0] == streamed.durations[0] + schedule.first_frames
     planned = plan_chunks(sum(streamed.durations), lead_frames=streamed.durations[0], schedule=schedule)
-    assert len(chunks) == len(planned) == schedule.max_chunks == 2
+    assert schedule.max_chunks is not None and 2 <= len(chunks) == len(planned) <= schedule.max_chunks
     assert sum(chunks) == len(whole) == sum(streamed.durations) * streamed.frame_samples
 
 

@@ -1,8 +1,8 @@
 """Where a segment's decoder chunks start and end, and the context window each is decoded with.
 
 Streaming decodes a segment's frames in chunks: the first one small (first sound comes after the front end and
-that chunk), then by default the whole rest in one chunk (:attr:`ChunkSchedule.max_chunks`, issue 29: one whole
-decode plus the first window, the rest's audio the whole decode's). Each chunk is decoded on a window that
+that chunk), then by default a second chunk that decodes while the first plays and the whole rest in a third
+(:attr:`ChunkSchedule.max_chunks`, issue 29). Each chunk is decoded on a window that
 adds ``margin_frames`` of context on both sides (clipped at the segment's ends) and the margins' audio is cropped,
 so the convolutions see the same neighbours they would on the whole segment; the instance norms see the window's
 statistics instead of the segment's, which is what the margins keep small (docs/server.md, measured by
@@ -32,8 +32,8 @@ class ChunkSchedule:
     first_frames: int = 12
     """Audible frames in the first chunk (after the segment's leading padding, which it also covers)."""
     later_frames: int = 48
-    """Frames of the second chunk; each later one is ``growth`` times the one before (with :attr:`max_chunks` 2,
-    the default, the second chunk is the rest and these two do not apply)."""
+    """Frames of the second chunk; each later one is ``growth`` times the one before (with :attr:`max_chunks` 3,
+    the default, the third chunk is the rest; with 2, the second is and these two do not apply)."""
     margin_frames: int = 32
     growth: int = 2
     """1: equal later chunks; 2: 48, 96, 192, ... (each chunk decodes while the audio before it plays, and
@@ -47,17 +47,18 @@ class ChunkSchedule:
     against all (34 first segments, docs/benchmarks.md §12): the first window 9 % faster, log-mel distance to the
     whole decode 0.673 against 0.662, SNR 4.8 against 4.9 dB; 4 frames made the first seam's step larger."""
 
-    max_chunks: int | None = 2
-    """At most this many chunks per segment: the last one absorbs the whole remainder, and a chunk whose window
-    reaches the segment's end anyway is the last (its window decodes the remainder already). 2 (the default,
-    issue 29): the first chunk, then one window for the rest, which starts ``margin_frames`` before the first
-    chunk's end and so, on a typical segment (first chunk = 13 frames of padding + 12 < 32), is the whole segment:
-    the rest's audio is the whole decode's bit for bit and the decoder's work is one whole decode plus the first
-    window (1 + 52 / frames: 1.24 over the corpus's first segments, against 1.75 with the growth alone; on 8
-    sessions x 3 pipelined requests on 2 cores the load's wall time fell to 0.82 of that, docs/benchmarks.md §13).
-    The price: the rest's window decodes while the first chunk plays, so a long segment may stall at that seam.
-    None: as many chunks as ``later_frames`` and ``growth`` give, each on its own window, a last one of a few
-    frames included (issue 21's schedule)."""
+    max_chunks: int | None = 3
+    """At most this many chunks per segment: the last one absorbs the whole remainder, and a chunk whose window reaches
+    the segment's end anyway is the last (its window decodes the remainder already). 3 (the default, issue 29): the
+    first chunk, a second of ``later_frames`` (its window of at most 112 frames decodes while the first chunk's 300
+    ms play, as before), then one window for the whole rest, which has the first two chunks' audio to play while it
+    decodes. The decoder's work on the load plan falls from 1.28 to 1.19 of the whole decodes (1.53 over the
+    corpus's first segments, against 1.75) with the same stalls as before. 2 is the least work (the rest on one
+    window that, on a typical segment, is the whole segment: 1.08 on the load plan, the load's wall time 0.82 of the
+    old schedule's) but that window decodes while only the first chunk's 300 ms play: solo on two cores the median
+    longest stall went from 0.24 s to 1.15 s, a pause a listener hears in every long first sentence
+    (docs/benchmarks.md §13); a GPU decodes fast enough for it. None: as many chunks as ``later_frames`` and
+    ``growth`` give, each on its own window, a last one of a few frames included (issue 21's schedule)."""
 
     def __post_init__(self) -> None:
         if self.max_chunks is not None and self.max_chunks < 1:
