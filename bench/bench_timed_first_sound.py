@@ -39,6 +39,9 @@ from relay_core.tts.client import AudioReceived, RequestEnded, TimingsReceived, 
 from relay_core.tts.messages import SynthesisComplete, Synthesize
 from relay_core.word_timings import WordTiming, apply_word_timings
 
+LONG_WORDS = 10
+"""Sentences at least this long are reported apart: their words outlast the first decoder chunk."""
+
 
 @dataclass(frozen=True, slots=True)
 class Heard:
@@ -126,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         pairs = list(zip(untimed_runs, timed_runs, strict=True))
         assert all(p.pcm_bytes == t.pcm_bytes for p, t in pairs), "the timed request's audio differs"
         diffs = [(t.first_sound_s - p.first_sound_s) * 1000 for p, t in pairs]
+        long_diffs = [d for d, text in zip(diffs, texts, strict=True) if len(text.split()) >= LONG_WORDS]
         ratios = [t.first_sound_s / p.first_sound_s for p, t in pairs]
         lead = [(t.first_sound_s - t.first_timings_s) * 1000 for t in timed_runs if t.first_timings_s is not None]
         rows.append(
@@ -134,6 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(p.first_sound_s for p in untimed_runs) * 1000:.0f}",
                 f"{statistics.median(t.first_sound_s for t in timed_runs) * 1000:.0f}",
                 f"{statistics.median(diffs):+.0f} / {percentile(diffs, 0.9):+.0f}",
+                f"{statistics.median(long_diffs):+.0f} ({len(long_diffs)})" if long_diffs else "-",
                 f"{statistics.median(ratios):.3f}",
                 f"{statistics.median(lead):+.0f}" if lead else "-",
                 f"{sum(t.timed_before_audio for t in timed_runs)}/{len(timed_runs)}",
@@ -146,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
             "untimed median ms",
             "timed median ms",
             "timed - untimed, median / p90 ms",
+            f"timed - untimed, sentences of {LONG_WORDS}+ words, median ms (count)",
             "timed / untimed, median",
             "first timings before first sound, median ms",
             "every word timed before its audio",
