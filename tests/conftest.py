@@ -105,6 +105,34 @@ def assert_streams_like_whole() -> Callable[[Any, list[Any]], None]:
     return check
 
 
+@pytest.fixture(scope="session")
+def assert_timed_before_audio() -> Callable[[Any], list[Any]]:
+    """Check a timed request's output, in the order it was sent (``WordTimings`` messages and PCM ``bytes``, s16le
+    at 24 kHz): every word is timed (by some message, an estimate or final) before any of its audio has gone out,
+    and after the last message every word is held once, final (``apply_word_timings``). Returns the words held."""
+    from relay_core import limits  # noqa: PLC0415 - keep other parts' imports light
+    from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings  # noqa: PLC0415
+
+    def check(output: Any) -> list[Any]:
+        words: list[WordTiming] = []
+        first_timed_at: list[int] = []
+        samples = 0
+        for item in output:
+            if isinstance(item, bytes):
+                samples += len(item) // limits.SAMPLE_WIDTH_BYTES
+                continue
+            assert isinstance(item, WordTimings)
+            apply_word_timings(words, item)
+            first_timed_at.extend([samples] * (len(words) - len(first_timed_at)))
+        assert all(word.final for word in words), "every estimate was replaced by its final timing"
+        for word, at in zip(words, first_timed_at, strict=True):
+            # 24 samples: the times are rounded to the millisecond
+            assert at <= round(word.start_s * limits.SAMPLE_RATE) + 24, f"{word.word!r} was timed after its audio"
+        return words
+
+    return check
+
+
 # --------------------------------------------- end Kokoro engines ----------------------------------------
 
 

@@ -116,7 +116,8 @@ class Captions {
     this.current = -1;
     /** every rendered reply word up to this index has been spoken */
     this.spokenThrough = -1;
-    /** @type {{index: number, at: number}[]} each timed word as it got highlighted, with the player's clock then */
+    /** @type {{index: number, at: number, start: number}[]} each timed word as it got highlighted, with the player's
+     * clock then and the word's start as known then (an estimate may be replaced by its final time later) */
     this.log = [];
   }
 }
@@ -311,7 +312,7 @@ function showCaptionAt(view, c, seconds) {
   }
   c.current = index;
   if (index < 0) return;
-  c.log.push({ index, at: seconds });
+  c.log.push({ index, at: seconds, start: c.track.words[index].start_s });
   const [first, last] = c.spans[index];
   for (let j = first; j <= last; j++) replyWord(j)?.classList.add("current");
   const through = Math.max(last, first - 1);

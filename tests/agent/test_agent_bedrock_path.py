@@ -23,7 +23,7 @@ from relay_core.agent.events import (
     TextDelta,
     parse_event,
 )
-from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
+from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings, apply_word_timings
 from relay_local.bedrock import ECHO_MODEL_ID, SMOLLM2_MODEL_ID
 from relay_local.bedrock.runtime import THROTTLING_MESSAGE
 from relay_transport.ws import WsTransport
@@ -61,7 +61,7 @@ def _turn(service: VoiceAgentService, prompt: str, request_id: str) -> list[Agen
 
 
 def _spoken(events: list[AgentEvent]) -> list[str]:
-    return [w.word for e in events if isinstance(e, WordTimings) for w in e.words]
+    return [w.word for w in _timed_words(events)]
 
 
 def _reply(events: list[AgentEvent]) -> str:
@@ -148,6 +148,16 @@ def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_two_seconds
     assert runtime.active == 0, "the model still generates two seconds after the barge-in"
 
 
+def _timed_words(events: list[Any]) -> list[WordTiming]:
+    """The turn's words once every word_timings event is applied in order (estimates replaced by final times)."""
+    words: list[WordTiming] = []
+    for event in events:
+        if isinstance(event, WordTimings):
+            apply_word_timings(words, event)
+    assert all(w.final for w in words)
+    return words
+
+
 def _between(words: list[WordTiming], heard: int) -> int:
     return round(500 * (words[heard - 1].midpoint_s + words[heard].midpoint_s))
 
@@ -155,7 +165,7 @@ def _between(words: list[WordTiming], heard: int) -> int:
 def test_the_truthful_barge_in_cut_reaches_the_next_requests_messages(tts_server: Any, bedrock_env: Any) -> None:
     service = _echo(tts_server, rate=400.0)
     events = _turn(service, PROMPT, "cut-1")
-    words = [w for e in events if isinstance(e, WordTimings) for w in e.words]
+    words = _timed_words(events)
     service.cancel(AgentCancel(played_ms=_between(words, 4)), SESSION)
     _turn(service, "Sorry, go on.", "cut-2")
     sent = bedrock_env.runtime.last_request

@@ -21,6 +21,7 @@ import pytest
 from kokoro_server.config import ConfigError, ServerConfig
 from kokoro_server.engines import Engine, Segment
 from kokoro_server.engines.base import Rendered, StreamedRender
+from kokoro_server.engines.speech_engine import DelegatingEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
@@ -98,40 +99,21 @@ class _DecodeLog:
             self.calls.append((label, text, chunk))
 
 
-class _LoggedEngine:
+class _LoggedEngine(DelegatingEngine):
     """The real engine, each decoder call logged under this session's label (the audio passes through)."""
 
     def __init__(self, inner: Engine, label: str, log: _DecodeLog) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._label = label
         self._log = log
-        self.name = inner.name
-        self.sample_rate = inner.sample_rate
-        self.default_voice = inner.default_voice
-
-    @property
-    def streams(self) -> bool:
-        return self._inner.streams
-
-    def voices(self) -> list[str]:
-        return self._inner.voices()
-
-    def check_voice(self, spec: str) -> None:
-        self._inner.check_voice(spec)
-
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        return self._inner.plan(text, voice=voice, speed=speed)
-
-    def phonemize_word(self, word: str) -> str:
-        return self._inner.phonemize_word(word)
 
     def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
-        rendered = self._inner.render_timed(segment, voice=voice, speed=speed)
+        rendered = self.inner.render_timed(segment, voice=voice, speed=speed)
         self._log.add(self._label, segment.text, 0)
         return rendered
 
     def render_stream(self, segment: Segment, *, voice: str, speed: float) -> StreamedRender:
-        streamed = self._inner.render_stream(segment, voice=voice, speed=speed)
+        streamed = self.inner.render_stream(segment, voice=voice, speed=speed)
         return StreamedRender(
             durations=streamed.durations,
             chunks=self._logged(segment.text, streamed.chunks),

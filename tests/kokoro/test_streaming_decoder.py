@@ -26,7 +26,7 @@ from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
 from relay_core import limits
-from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
+from relay_core.word_timings import WordTiming, WordTimings
 
 TEXTS = (
     "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
@@ -95,7 +95,9 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
     assert b"".join(got) == reference
 
 
-def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx_engine: Engine) -> None:
+def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
+    onnx_engine: Engine, assert_timed_before_audio: Callable[[Any], list[Any]]
+) -> None:
     """With timings, a streamed segment's audio goes out exactly as without them (the same pieces: timings never
     hold audio back); every word's timing is sent before any of its audio, as an estimate where its span is not
     final yet; and once every message is applied, the words and times are what the whole-segment computation gives
@@ -132,18 +134,7 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(onnx
     assert any(not m.final for m in messages), "words not final yet go out as estimates instead of waiting"
     assert any(m.index is not None for m in messages), "estimates are replaced by a later message"
 
-    held: list[WordTiming] = []
-    first_sent_at: list[int] = []
-    sent = 0
-    for event in events:
-        if isinstance(event, bytes):
-            sent += len(event) // 2
-            continue
-        apply_word_timings(held, event)
-        first_sent_at.extend([sent] * (len(held) - len(first_sent_at)))
-    assert all(word.final for word in held)
-    for word, at in zip(held, first_sent_at, strict=True):
-        assert at <= round(word.start_s * limits.SAMPLE_RATE) + 24, f"{word.word!r} was first timed after its audio"
+    held = assert_timed_before_audio(events)
 
     reference: list[WordTiming] = []
     offset = 0

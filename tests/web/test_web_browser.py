@@ -324,7 +324,8 @@ CAPTIONS_JS = """() => {
 
 def test_captions_follow_the_players_clock_and_every_word_is_highlighted(client_page: ClientPage) -> None:
     """With captions on: the words highlighted advance in order while the audio plays, each no earlier than its
-    start_s on the player's clock, and every reply word was highlighted by the end. (Stop's played_ms is checked in
+    start_s as known then on the player's clock (a word's estimate may be replaced by its final time later, tens of
+    milliseconds away), and every reply word was highlighted by the end. (Stop's played_ms is checked in
     test_stop_sends_cancel_and_silences_playback.)"""
     page, wire = client_page.page, client_page.wire
     open_options(page)
@@ -341,6 +342,8 @@ def test_captions_follow_the_players_clock_and_every_word_is_highlighted(client_
     log = [entry["index"] for entry in captions["log"]]
     assert log == sorted(set(log)) and log[-1] == len(starts) - 1, log
     assert len(log) > len(starts) // 2, f"the highlight jumped instead of following playback: {log}"
-    assert all(entry["at"] >= starts[entry["index"]] for entry in captions["log"]), "highlighted before its time"
+    assert all(entry["at"] >= entry["start"] for entry in captions["log"]), "highlighted before its time"
+    # an estimate replaced later by its final time is off by tens of milliseconds at most
+    assert all(entry["at"] >= starts[entry["index"]] - 0.1 for entry in captions["log"]), "highlighted far too early"
     assert page.locator("#reply .word.spoken").count() == page.locator("#reply .word").count() > 0
     screenshot(page, "web-client-captions.png")
