@@ -120,8 +120,13 @@ def alone(small_tts: Any) -> dict[str, bytes]:
     return pcm
 
 
+HANDSHAKE_DEADLINE_S = 60.0
+"""The opening handshake's deadline in these crowds: one that only catches a hang (16 turns retrying against a
+container whose cores decode for four sessions, on a machine running other tests, can take seconds to answer)."""
+
+
 def _run_all(small_tts: Any, settings: TurnSettings) -> tuple[list[Outcome], CountingTransport]:
-    transport = CountingTransport(WsTransport(small_tts.ws_url))
+    transport = CountingTransport(WsTransport(small_tts.ws_url, open_timeout_s=HANDSHAKE_DEADLINE_S))
 
     async def go() -> list[Outcome]:
         return list(await asyncio.gather(*(run_turn(n, REPLIES[n % 4], transport, settings) for n in range(TURNS))))
