@@ -120,9 +120,11 @@ def test_a_mid_stream_model_error_ends_the_turn_with_model_failed(tts_server: An
     assert _reply(events) == "Hello there.", "the text written before the error still reached the client"
 
 
-def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_two_seconds(
-    tts_server: Any, bedrock_env: Any
-) -> None:
+STOP_DEADLINE_S = 10.0
+"""How long a barge-in may take to stop the local model's generation: far less than the 400-token story left."""
+
+
+def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu(tts_server: Any, bedrock_env: Any) -> None:
     runtime = bedrock_env.runtime
     quiet_by = time.monotonic() + 60
     while runtime.active and time.monotonic() < quiet_by:  # an earlier test's reply may still be finishing
@@ -141,11 +143,11 @@ def test_a_barge_in_closes_the_model_stream_and_frees_its_cpu_within_two_seconds
         raise AssertionError("no text before the turn ended")
 
     cancelled = asyncio.run(asyncio.wait_for(go(), 120))
-    # the story would run for 400 tokens (tens of seconds here); two seconds leave room for one token's forward
-    # pass on a loaded test machine
-    while runtime.active and time.monotonic() - cancelled < 2.0:
+    # the story would run for 400 tokens (tens of seconds here, more on a loaded machine); ten seconds only catch a
+    # model that goes on generating (two seconds were once exceeded by the forward pass in flight on a busy machine)
+    while runtime.active and time.monotonic() - cancelled < STOP_DEADLINE_S:
         time.sleep(0.02)
-    assert runtime.active == 0, "the model still generates two seconds after the barge-in"
+    assert runtime.active == 0, f"the model still generates {STOP_DEADLINE_S:g} s after the barge-in"
 
 
 def _timed_words(events: list[Any]) -> list[WordTiming]:
