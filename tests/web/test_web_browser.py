@@ -288,18 +288,14 @@ def test_dropped_connection_resumes_with_no_gap(client_page: ClientPage) -> None
 
 def test_direct_agent_sse_mode_plays_the_agents_audio(client_page: ClientPage) -> None:
     page = client_page.page
-    requests: list[Request] = []
-
-    def on_request(request: Request) -> None:
-        if request.url.endswith("/agent/invocations"):
-            requests.append(request)
-
-    page.on("requestfinished", on_request)
-    send(page, SHORT_PROMPT, route="direct")
-    assert wait_for_end(page) == "completed"
-    page.wait_for_function("() => true")  # let the requestfinished event arrive
-    assert len(requests) == 1
-    response = requests[0].response()
+    agent_requests: list[Request] = []
+    page.on("request", lambda r: agent_requests.append(r) if r.url.endswith("/agent/invocations") else None)
+    # The page may show the turn's end before Playwright reports the stream's request finished: wait for the event.
+    with page.expect_request_finished(lambda r: r.url.endswith("/agent/invocations"), timeout=TURN_TIMEOUT_MS) as done:
+        send(page, SHORT_PROMPT, route="direct")
+        assert wait_for_end(page) == "completed"
+    assert len(agent_requests) == 1, "one turn is one request to the agent"
+    response = done.value.response()
     assert response is not None
     body = response.body()
     decoder = SseDecoder()
