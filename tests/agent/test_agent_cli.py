@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from relay_core.agent import defaults as agent_defaults
 from voice_agent.cli import SERVER_SETTINGS, build_parser, options_from
-from voice_agent.config import SETTINGS, AgentConfig
+from voice_agent.config import SETTINGS, AgentConfig, check_model_reachable
+from voice_agent.errors import ConfigError
 
 SAMPLES = {
     "transport": "ws", "tts_url": "ws://h:1/invocations-bidirectional-stream", "sagemaker_endpoint": "ep",
@@ -69,3 +74,76 @@ def test_every_log_line_is_printed_once() -> None:
     assert sum("one line from the app logger" in line for line in lines) == 1
     assert sum("voice agent ready" in line for line in lines) == 1
     assert all(line.startswith("{") for line in lines if line)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _env_without_aws(**extra: str) -> dict[str, str]:
+    """The process's environment with no AWS or agent setting and no way to find credentials, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "VOICE_AGENT_"))}
+    env.update(
+        AWS_EC2_METADATA_DISABLED="true", AWS_CONFIG_FILE="/nonexistent", AWS_SHARED_CREDENTIALS_FILE="/nonexistent"
+    )
+    return {**env, **extra}
+
+
+def test_the_speak_model_without_a_bedrock_endpoint_is_refused_at_start_with_what_to_run(tmp_path: Path) -> None:
+    """``uv run voice-agent`` on its own: one line naming the stand-in to start and the variable to set, exit 2,
+    before anything listens (it used to say "ready" and fail every turn with NoCredentialsError)."""
+    exe = Path(sys.executable).with_name("voice-agent")
+    port = _free_port()
+    done = subprocess.run(
+        [str(exe), "--port", str(port)],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env=_env_without_aws(), cwd=tmp_path,
+        check=False,
+    )  # fmt: skip
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith("voice-agent: the speak model (local.echo)")
+    assert "python -m relay_local.bedrock" in lines[0]
+    assert f"AWS_ENDPOINT_URL_BEDROCK_RUNTIME={agent_defaults.LOCAL_BEDROCK_URL}" in lines[0]
+    assert "ready" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "env"),
+    [
+        (["--model", "bedrock"], {}),
+        (["--model", "openai", "--model-id", "m"], {}),
+        ([], {"AWS_ENDPOINT_URL_BEDROCK_RUNTIME": "http://127.0.0.1:9"}),
+        ([], {"AWS_ENDPOINT_URL": "http://127.0.0.1:9"}),
+    ],
+)
+def test_a_model_the_agent_can_reach_is_not_refused(argv: list[str], env: dict[str, str]) -> None:
+    _, config = options_from(build_parser().parse_args(argv), {})
+    check_model_reachable(config, env)
+    with pytest.raises(ConfigError, match=r"relay_local\.bedrock"):
+        check_model_reachable(AgentConfig(), {"AWS_REGION": "us-east-1"})
+
+
+def test_the_speak_model_reaches_the_stand_in_with_no_aws_credentials(bedrock_standin: Any) -> None:
+    """What the agent says it uses, it reaches: the speak model's calls to the stand-in need no AWS account (a
+    process with only the endpoint variable set, no credentials anywhere)."""
+    script = (
+        "import asyncio\n"
+        "from voice_agent.config import AgentConfig\n"
+        "from voice_agent.models.factory import make_model\n"
+        "async def main() -> None:\n"
+        "    model = make_model(AgentConfig(speak_tokens_per_s=1000))\n"
+        "    messages = [{'role': 'user', 'content': [{'text': 'Hello there. One two.'}]}]\n"
+        "    async for event in model.stream(messages):\n"
+        "        delta = event.get('contentBlockDelta', {}).get('delta', {})\n"
+        "        print(delta.get('text', ''), end='')\n"
+        "asyncio.run(main())\n"
+    )
+    env = _env_without_aws(AWS_ENDPOINT_URL_BEDROCK_RUNTIME=bedrock_standin.endpoint_url)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "Hello there. One two."

@@ -3,7 +3,8 @@
 Every option is a flag and a VOICE_AGENT_* environment variable, one to one (--tts-url = VOICE_AGENT_TTS_URL);
 a flag wins over its variable. With neither, the agent listens on 127.0.0.1:8082, talks to a local kokoro-server
 on port 8081, and replies with the speak model: local.echo through the Bedrock API (no LLM), which needs the local
-Bedrock stand-in (AWS_ENDPOINT_URL_BEDROCK_RUNTIME; relay up and relay speak start one).
+Bedrock stand-in (python -m relay_local.bedrock, and AWS_ENDPOINT_URL_BEDROCK_RUNTIME=http://127.0.0.1:8083; relay
+up and relay speak start one): without that variable the speak model is refused at start (exit 2).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from relay_core.agent import defaults as agent_defaults
 from relay_core.cli_usage import UsageParser
-from voice_agent.config import SETTINGS, AgentConfig, Setting
+from voice_agent.config import SETTINGS, AgentConfig, Setting, check_model_reachable
 from voice_agent.errors import ConfigError
 from voice_agent.logs import LogFormat, configure_logging
 
@@ -76,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         server, config = options_from(args, os.environ)
+        check_model_reachable(config, os.environ)
         configure_logging(server.log_level, server.log_format)
     except (ConfigError, ValueError) as exc:
         print(f"voice-agent: {getattr(exc, 'message', exc)}", file=sys.stderr)

@@ -104,6 +104,23 @@ class AgentConfig:
         return cls(**values)  # type: ignore[arg-type]
 
 
+BEDROCK_ENDPOINT_VARIABLES = ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", "AWS_ENDPOINT_URL")
+"""The standard AWS variables that send boto3's ``bedrock-runtime`` calls elsewhere than Amazon Bedrock (the service's
+own first): how an agent reaches the local Bedrock stand-in."""
+
+
+def check_model_reachable(config: AgentConfig, env: Mapping[str, str]) -> None:
+    """Refuse, before serving, a model the agent cannot reach from ``env``: the ``speak`` model (``local.echo``) is
+    served only by the local Bedrock stand-in, so without a Bedrock endpoint variable every turn would go to Amazon
+    Bedrock and fail. The error says what to run and what to set."""
+    if config.model is ModelKind.SPEAK and not any(env.get(name) for name in BEDROCK_ENDPOINT_VARIABLES):
+        raise ConfigError(
+            f"the speak model ({agent_defaults.LOCAL_ECHO_MODEL_ID}) runs on the local Bedrock stand-in: start it with "
+            f"`uv run python -m relay_local.bedrock` and set {BEDROCK_ENDPOINT_VARIABLES[0]}="
+            f"{agent_defaults.LOCAL_BEDROCK_URL}, or pick a real model with --model bedrock, openai or ollama"
+        )
+
+
 def check_tts_url(url: str) -> None:
     """A TTS session URL must be ws(s):// and name the session route (a bare host answers 403)."""
     from relay_core.tts.messages import SESSION_PATH  # noqa: PLC0415 - keep the module's import list short
@@ -191,6 +208,7 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 __all__ = [
+    "BEDROCK_ENDPOINT_VARIABLES",
     "DEFAULT_AUDIO_CHUNK_BYTES",
     "DEFAULT_FIRST_FRAGMENT_WORDS",
     "ENV_PREFIX",
@@ -200,5 +218,6 @@ __all__ = [
     "ModelKind",
     "Setting",
     "TransportKind",
+    "check_model_reachable",
     "check_tts_url",
 ]

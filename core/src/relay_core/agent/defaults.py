@@ -29,6 +29,10 @@ LOCAL_TTS_URL: Final = f"ws://{LOCAL_HOST}:{LOCAL_TTS_PORT}{SESSION_PATH}"
 """The agent's default TTS session URL: the local ``kokoro-server`` with no flags."""
 LOCAL_AGENT_URL: Final = f"http://{LOCAL_HOST}:{LOCAL_AGENT_PORT}"
 """Where a local ``voice-agent`` with no flags answers ``/invocations``."""
+LOCAL_BEDROCK_PORT: Final = 8083
+"""The local Bedrock stand-in's port when it runs on its own (``python -m relay_local.bedrock``)."""
+LOCAL_BEDROCK_URL: Final = f"http://{LOCAL_HOST}:{LOCAL_BEDROCK_PORT}"
+"""Where that stand-in answers: the ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME`` an agent started by hand is given."""
 
 # --- Sentences and audio ----------------------------------------------------------------------------------
 FIRST_FRAGMENT_WORDS: Final = 4
@@ -59,6 +63,10 @@ MODEL_RETRY_DELAY_S: Final = 1
 """Seconds before that one retry."""
 ECHO_RATE_FIELD: Final = "tokens_per_s"
 """The ``additionalModelRequestFields`` member that sets the echo model's pace."""
+LOCAL_CREDENTIAL: Final = "local"
+"""The access key id and secret the local Bedrock stand-in is called with where no real credentials are needed (it
+accepts any SigV4 signature): what the ``speak`` model signs with, and what the stand-in's environment sets where a
+process has none."""
 
 # --- Timing ------------------------------------------------------------------------------------------------
 CANCEL_GRACE_S: Final = 0.5

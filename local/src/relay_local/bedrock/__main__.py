@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import threading
 
+from relay_core.agent.defaults import LOCAL_BEDROCK_PORT
 from relay_local.bedrock.models import MODEL_NAMES, ModelRegistry, resolve_model_name
 from relay_local.bedrock.standin import ENDPOINT_ENV, BedrockStandIn
 
-DEFAULT_PORT = 8083
+DEFAULT_PORT = LOCAL_BEDROCK_PORT
 
 
 def main(argv: list[str] | None = None) -> int:

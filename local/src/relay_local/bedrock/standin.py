@@ -15,6 +15,7 @@ from types import TracebackType
 
 from starlette.applications import Starlette
 
+from relay_core.agent.defaults import LOCAL_CREDENTIAL
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.bedrock.openai_api import OpenAiCompatibleApi
 from relay_local.bedrock.runtime import BedrockRuntime
@@ -31,7 +32,7 @@ def bedrock_environment(endpoint_url: str, env: Mapping[str, str] | None = None)
     env = os.environ if env is None else env
     out = {ENDPOINT_ENV: endpoint_url}
     if not env.get("AWS_ACCESS_KEY_ID"):
-        out.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"})
+        out.update({"AWS_ACCESS_KEY_ID": LOCAL_CREDENTIAL, "AWS_SECRET_ACCESS_KEY": LOCAL_CREDENTIAL})
     if not (env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")):
         out.update({"AWS_REGION": LOCAL_REGION, "AWS_DEFAULT_REGION": LOCAL_REGION})
     return out
