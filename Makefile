@@ -57,7 +57,7 @@ lint: setup
 	$(UV) run ruff format --check .
 
 typecheck: setup
-	$(UV) run mypy core/src transport/src containers/kokoro/src containers/agent/src local/src functions/src infra/src tests bench
+	$(UV) run mypy core/src transport/src containers/kokoro/src containers/agent/src local/src cli/src functions/src infra/src tests bench
 
 # Two workers; tests that share process-wide AWS state run on one of them, in order (tests/conftest.py worker_group).
 PYTEST_WORKERS ?= 2

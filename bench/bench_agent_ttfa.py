@@ -35,10 +35,10 @@ from corpus import REPLIES
 from kokoro_server.app import create_app as create_tts_app
 from kokoro_server.config import ServerConfig
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
+from relay_cli.agent_client import collect_turn
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
 from relay_core.text.segmenter import SentenceSegmenter
-from relay_local.agent_client import collect_turn
 from relay_local.bedrock.models import tokenize
 from relay_local.servers import BackgroundServer
 from relay_local.stack import TTS_WS_PATH, VoiceStack, wait_until_ready

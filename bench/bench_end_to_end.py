@@ -37,12 +37,12 @@ from benchlib import print_table, run_agent, run_server
 from corpus import MORE_REPLIES
 
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
+from relay_cli.agent_client import collect_turn
+from relay_cli.cli import quiet_agentcore_access_log
+from relay_cli.gateway_client import run_turn
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
 from relay_core.client.session import TurnOutcome
-from relay_local.agent_client import collect_turn
-from relay_local.cli import quiet_agentcore_access_log
-from relay_local.gateway_client import run_turn
 from relay_local.relay_stack import RelayStack
 
 

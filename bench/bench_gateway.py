@@ -31,12 +31,12 @@ from typing import Any
 import httpx
 from benchlib import REFERENCE_TEXT, print_table, run_agent, run_server
 
+from relay_cli.agent_client import collect_turn
+from relay_cli.cli import quiet_agentcore_access_log
+from relay_cli.gateway_client import TurnReport, open_connection, run_turn
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
 from relay_core.client.session import ClientSession, TurnOutcome
-from relay_local.agent_client import collect_turn
-from relay_local.cli import quiet_agentcore_access_log
-from relay_local.gateway_client import TurnReport, open_connection, run_turn
 from relay_local.relay_stack import RelayStack
 
 CORPUS = (

@@ -22,12 +22,12 @@ import httpx
 from benchlib import print_table
 
 from kokoro_server.app import create_app as create_tts_app
+from relay_cli.gateway_client import run_turn
 from relay_core.agent.events import TurnMode
 from relay_core.client.session import TurnOutcome
 from relay_local.bedrock import wire
 from relay_local.bedrock.models import SMOLLM2_MODEL_ID, ModelRegistry
 from relay_local.bedrock.smollm2 import SmolLM2
-from relay_local.gateway_client import run_turn
 from relay_local.relay_stack import RelayStack
 from relay_local.servers import BackgroundServer
 from relay_local.stack import wait_until_ready

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from kokoro_server.scheduled_speech import speak_offline
+from relay_cli.agent_client import cancel_turn, collect_turn, decode_sse_events, stream_turn
 from relay_core.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -29,7 +30,6 @@ from relay_core.agent.events import (
     TurnMode,
 )
 from relay_core.audio import b64decode, pcm_duration_s
-from relay_local.agent_client import cancel_turn, collect_turn, decode_sse_events, stream_turn
 from relay_local.servers import BackgroundServer
 from relay_transport.base import TtsConnection, TtsTransport
 from relay_transport.errors import TtsConnectionClosed

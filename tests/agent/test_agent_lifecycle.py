@@ -22,6 +22,7 @@ from strands.models.bedrock import BedrockModel
 
 from kokoro_server.engines import Segment
 from kokoro_server.engines.speech_engine import DelegatingEngine
+from relay_cli.agent_client import collect_turn, stream_turn
 from relay_core.agent.defaults import ECHO_RATE_FIELD, LOCAL_ECHO_MODEL_ID
 from relay_core.agent.events import (
     AgentEnd,
@@ -33,7 +34,6 @@ from relay_core.agent.events import (
     parse_event,
 )
 from relay_core.sse import SseDecoder
-from relay_local.agent_client import collect_turn, stream_turn
 from relay_local.servers import BackgroundServer
 from relay_transport.base import TtsConnection, TtsTransport
 from relay_transport.errors import TtsConnectionClosed, TtsUnavailableError

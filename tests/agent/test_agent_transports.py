@@ -24,8 +24,8 @@ import httpx
 import pytest
 import websockets
 
+from relay_cli.agent_client import TurnResult, collect_turn
 from relay_core.agent.events import AgentEnd, AgentFailed, AgentPayload, AudioChunk
-from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_local.servers import BackgroundServer
 from relay_transport.errors import TtsStreamError, TtsUnavailableError

@@ -14,13 +14,13 @@ from typing import Any
 import boto3
 import pytest
 
+from relay_cli import chat_cli
+from relay_cli.cli import main as relay_main
+from relay_cli.gateway_client import TurnReport, open_connection, run_turn
 from relay_core import limits
 from relay_core.client.messages import Cancel, serialize
 from relay_core.client.session import ClientTurn, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings
-from relay_local import chat_cli
-from relay_local.cli import main as relay_main
-from relay_local.gateway_client import TurnReport, open_connection, run_turn
 from voice_agent.app import VoiceAgentService
 
 SHORT = "Hello there. Two sentences, timed."

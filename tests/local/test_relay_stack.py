@@ -13,12 +13,12 @@ import pytest
 import websockets
 from websockets.exceptions import InvalidStatus
 
+from relay_cli.agent_client import collect_turn
+from relay_cli.gateway_client import connect_url, open_connection, run_turn
 from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
 from relay_core.client.messages import ClientErrorCode
 from relay_core.client.session import ClientSession, Rejected, TurnEnded, TurnOutcome
-from relay_local.agent_client import collect_turn
-from relay_local.gateway_client import connect_url, open_connection, run_turn
 
 SHORT = "Hello there. The gateway relays every sentence."
 LONG = " ".join(

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from relay_cli.agent_client import TurnResult, collect_turn
 from relay_core.agent.events import AgentEnd, AgentPayload
-from relay_local.agent_client import TurnResult, collect_turn
 from relay_local.sagemaker_frontend import ENDPOINT_URL_ENV
 from relay_local.stack import VoiceStack
 

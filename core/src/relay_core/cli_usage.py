@@ -7,7 +7,7 @@ Every console command of the project (``relay``, ``kokoro-server``, ``voice-agen
 by the error. ``--help`` is unchanged.
 
 An argparse ``type=`` that two commands need (:func:`non_empty`, :func:`given_path`) is written here once; one
-that only a command's own rules give stays with that command (``relay_local.cli_args``).
+that only a command's own rules give stays with that command (``relay_cli.cli_args``).
 """
 
 from __future__ import annotations

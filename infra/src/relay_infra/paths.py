@@ -18,6 +18,7 @@ WORKSPACE_MANIFESTS = (
     "containers/kokoro/pyproject.toml",
     "containers/agent/pyproject.toml",
     "local/pyproject.toml",
+    "cli/pyproject.toml",
     "functions/pyproject.toml",
     "infra/pyproject.toml",
 )

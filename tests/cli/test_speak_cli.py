@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from relay_local.cli import main
+from relay_cli.cli import main
 
 pytestmark = pytest.mark.slow
 
@@ -80,9 +80,9 @@ def test_relay_speak_names_a_404(tmp_path: Path, capsys: pytest.CaptureFixture[s
 @pytest.mark.parametrize("command", ["speak", "chat", "up"])
 def test_every_local_command_takes_the_same_agent_options(command: str) -> None:
     """``relay speak`` chooses its model and TTS transport as ``relay chat --local`` and ``relay up`` do."""
-    from relay_local.agent_options import agent_config_from  # noqa: PLC0415
+    from relay_cli.agent_options import agent_config_from  # noqa: PLC0415
+    from relay_cli.cli import build_parser  # noqa: PLC0415
     from relay_local.bedrock.models import SMOLLM2_MODEL_ID  # noqa: PLC0415
-    from relay_local.cli import build_parser  # noqa: PLC0415
     from voice_agent.config import ModelKind  # noqa: PLC0415
 
     extra = {"speak": ["Hi"], "chat": ["--local", "Hi"], "up": []}[command]

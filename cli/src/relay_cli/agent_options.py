@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
+from relay_cli.cli_args import http_url, positive_rate, tts_session_url
 from relay_core.agent.defaults import LOCAL_SMOLLM2_MODEL_ID, SPEAK_TOKENS_PER_S
 from relay_core.cli_usage import non_empty
-from relay_local.cli_args import http_url, positive_rate, tts_session_url
 from voice_agent.config import AgentConfig, ModelKind, TransportKind
 
 SPEAK_MODEL_NOTICE = (

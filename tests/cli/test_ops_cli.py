@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from relay_local.cli import main
-from relay_local.ops_cli import cleanup_request
+from relay_cli.cli import main
+from relay_cli.ops_cli import cleanup_request
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-RELAY = [sys.executable, "-c", "import sys; from relay_local.cli import main; sys.exit(main())"]
+RELAY = [sys.executable, "-c", "import sys; from relay_cli.cli import main; sys.exit(main())"]
 
 
 def torch_pinned(tmp_path: Path, version: str) -> Path:

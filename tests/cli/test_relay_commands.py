@@ -5,7 +5,7 @@ audio lands in a WAV; a refused token exits non-zero with one line and writes no
 with exit code 0 and leaves no process of it behind. ``relay up`` runs as the README says, under ``uv run`` (and
 ``make up``), in a process group of its own, and Ctrl-C is what a terminal sends: SIGINT to the whole group, twice
 in quick succession as an impatient user presses it (``uv run`` passes each on again, so relay gets four).
-``relay chat`` runs in-process through the same ``relay_local.cli.main`` entry point (a second interpreter start-up
+``relay chat`` runs in-process through the same ``relay_cli.cli.main`` entry point (a second interpreter start-up
 would cost more than the turn itself on a busy machine).
 """
 
@@ -28,7 +28,7 @@ import httpx
 import psutil
 import pytest
 
-from relay_local.cli import main
+from relay_cli.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_DEADLINE_S = 240.0

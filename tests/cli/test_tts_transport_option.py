@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_local import cli
+from relay_cli import cli
 from relay_local.stack import TTS_TRANSPORTS
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_relay_chat_local_speaks_through_the_sagemaker_front_end(tmp_path: Path) -> None:
     out = tmp_path / "reply.wav"
-    command = [sys.executable, "-m", "relay_local.cli", "chat", "--local", "--tts-transport", "sagemaker"]
+    command = [sys.executable, "-m", "relay_cli.cli", "chat", "--local", "--tts-transport", "sagemaker"]
     done = subprocess.run(
         [*command, "--rate", "400", "--out", str(out), "Through SageMaker, as in AWS."],
         capture_output=True,

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+from relay_cli import chat_cli, deploy_cli, ops_cli, speak_cli, terminal_logging, up_cli
+from relay_cli.interrupts import first_interrupt_only
 from relay_core.cli_usage import UsageParser
-from relay_local import chat_cli, deploy_cli, ops_cli, speak_cli, terminal_logging, up_cli
-from relay_local.interrupts import first_interrupt_only
 
 SUBCOMMANDS: tuple[ModuleType, ...] = (speak_cli, up_cli, chat_cli, ops_cli, deploy_cli)
 """The modules that provide ``relay`` subcommands, in the order ``relay --help`` lists them."""

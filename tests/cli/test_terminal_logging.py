@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from relay_local.terminal_logging import FORMAT, OneLineFormatter, configure
+from relay_cli.terminal_logging import FORMAT, OneLineFormatter, configure
 
 
 def _record_with_exception() -> logging.LogRecord:

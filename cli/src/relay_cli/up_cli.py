@@ -9,10 +9,10 @@ import sys
 import threading
 import warnings
 
+from relay_cli.agent_options import add_agent_options, agent_config_from, model_notice
+from relay_cli.chat_cli import DEFAULT_USER
+from relay_cli.cli_args import port_number
 from relay_core.cli_usage import non_empty
-from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
-from relay_local.chat_cli import DEFAULT_USER
-from relay_local.cli_args import port_number
 from voice_agent.errors import ConfigError
 
 NAME = "up"
@@ -42,7 +42,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def up(args: argparse.Namespace, *, stop: threading.Event | None = None) -> int:
     """Run until Ctrl-C (or until ``stop`` is set: tests), then stop everything and return 0; a Ctrl-C while the
     stack starts stops what had started, and also returns 0. Later Ctrl-Cs while it stops are ignored when the
-    caller runs this inside :func:`relay_local.interrupts.first_interrupt_only` (``relay``'s ``main`` does)."""
+    caller runs this inside :func:`relay_cli.interrupts.first_interrupt_only` (``relay``'s ``main`` does)."""
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     try:
         config = agent_config_from(args)

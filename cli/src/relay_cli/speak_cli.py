@@ -17,23 +17,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from relay_core import limits
-from relay_core.agent.defaults import LOCAL_AGENT_URL
-from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
-from relay_core.audio import pcm_duration_s, wav_bytes
-from relay_core.errors import RelayError
-from relay_local.agent_options import add_agent_options, agent_config_from
-from relay_local.cli_args import (
+from relay_cli.agent_options import add_agent_options, agent_config_from
+from relay_cli.cli_args import (
     agentcore_session_id,
     check_prompts,
     speech_speed,
     voice_spec,
     wav_path,
 )
+from relay_core import limits
+from relay_core.agent.defaults import LOCAL_AGENT_URL
+from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
+from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.errors import RelayError
 from voice_agent.errors import ConfigError
 
 if TYPE_CHECKING:
-    from relay_local.agent_client import TurnResult
+    from relay_cli.agent_client import TurnResult
 
 NAME = "speak"
 
@@ -70,7 +70,7 @@ class SpeakError(Exception):
 async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
     import httpx  # noqa: PLC0415 - the HTTP client only when a turn runs
 
-    from relay_local.agent_client import collect_turn  # noqa: PLC0415
+    from relay_cli.agent_client import collect_turn  # noqa: PLC0415
 
     payload = AgentPayload(prompt=args.prompt, mode=TurnMode(args.mode), voice=args.voice, speed=args.speed)
 

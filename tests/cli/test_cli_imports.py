@@ -2,8 +2,9 @@
 import neither the CDK app (``aws_cdk``, ``constructs``, ``relay_infra``) nor moto nor any local stand-in; those
 come only with the commands that run them (``--local``, ``relay up``, ``relay deploy preflight``).
 
-``relay_local.CLI_MODULES`` declares the package's CLI half; the rest are stand-ins. The import checks run in a
-fresh interpreter each, since this one has long imported everything; the declaration is checked with ``ast``.
+The CLI is its own package (``relay_cli``); the stand-ins are ``relay_local``. The import checks run in a fresh
+interpreter each, since this one has long imported everything; what each module imports at module level is checked
+with ``ast``.
 """
 
 from __future__ import annotations
@@ -16,23 +17,35 @@ from pathlib import Path
 
 import pytest
 
+import relay_cli
 import relay_local
-from relay_local import CLI_MODULES
 
-HEAVY = ("aws_cdk", "constructs", "moto", "relay_infra", "boto3", "botocore", "uvicorn", "starlette", "kokoro_server")
-"""Never loaded by a command that talks to a deployed (or already running) relay: the CDK app, moto, the AWS SDK,
-the servers the stand-ins run, the TTS container."""
-SOURCES = Path(relay_local.__file__).resolve().parent
+HEAVY = (
+    "relay_local",
+    "aws_cdk",
+    "constructs",
+    "moto",
+    "relay_infra",
+    "boto3",
+    "botocore",
+    "uvicorn",
+    "starlette",
+    "kokoro_server",
+)
+"""Never loaded by a command that talks to a deployed (or already running) relay: the local stand-ins, the CDK app,
+moto, the AWS SDK, the servers the stand-ins run, the TTS container."""
+CLI_SOURCES = Path(relay_cli.__file__).resolve().parent
+STAND_IN_SOURCES = Path(relay_local.__file__).resolve().parent
 CHAT_REMOTE = ["chat", "--gateway-url", "ws://127.0.0.1:9/x", "--token", "t", "Hello."]
 """A gateway that is not there (port 9, discard: the connection is refused at once)."""
 
 
 def loaded_after(argv: list[str]) -> set[str]:
-    """The modules a fresh interpreter has imported after ``relay <argv>`` (through ``relay_local.cli.main``, the
+    """The modules a fresh interpreter has imported after ``relay <argv>`` (through ``relay_cli.cli.main``, the
     console script's entry point)."""
     probe = (
         "import contextlib, io, json, sys\n"
-        "from relay_local.cli import main\n"
+        "from relay_cli.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         "    with contextlib.suppress(SystemExit):\n"
         f"        main({argv!r})\n"
@@ -42,12 +55,8 @@ def loaded_after(argv: list[str]) -> set[str]:
     return set(json.loads(done.stdout.splitlines()[-1]))
 
 
-def heavy_or_stand_ins(loaded: set[str]) -> set[str]:
-    return {
-        name
-        for name in loaded
-        if name.split(".")[0] in HEAVY or (name.startswith("relay_local.") and name not in CLI_MODULES)
-    }
+def heavy(loaded: set[str]) -> set[str]:
+    return {name for name in loaded if name.split(".")[0] in HEAVY}
 
 
 @pytest.mark.parametrize(
@@ -57,20 +66,20 @@ def heavy_or_stand_ins(loaded: set[str]) -> set[str]:
 )
 def test_a_command_without_local_stack_loads_no_cdk_moto_or_stand_in(argv: list[str]) -> None:
     loaded = loaded_after(argv)
-    assert "relay_local.cli" in loaded
-    assert heavy_or_stand_ins(loaded) == set()
+    assert "relay_cli.cli" in loaded
+    assert heavy(loaded) == set()
 
 
 def test_the_remote_chat_argument_parse_loads_no_cdk_moto_or_stand_in() -> None:
     probe = (
         "import json, sys\n"
-        "from relay_local.cli import build_parser\n"
+        "from relay_cli.cli import build_parser\n"
         f"args = build_parser().parse_args({CHAT_REMOTE!r})\n"
         "assert args.gateway_url == 'ws://127.0.0.1:9/x' and args.token == 't' and not args.local\n"
         "print(json.dumps(sorted(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
-    assert heavy_or_stand_ins(set(json.loads(done.stdout.splitlines()[-1]))) == set()
+    assert heavy(set(json.loads(done.stdout.splitlines()[-1]))) == set()
 
 
 def test_deploy_preflight_loads_the_preflight_when_chosen_and_no_cdk() -> None:
@@ -81,9 +90,15 @@ def test_deploy_preflight_loads_the_preflight_when_chosen_and_no_cdk() -> None:
     assert loaded & {"aws_cdk", "constructs", "moto", "boto3"} == set()
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SOURCES.parent).with_suffix("").parts
+def _module_name(path: Path, sources: Path) -> str:
+    parts = path.relative_to(sources.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _parsed(sources: Path) -> dict[str, ast.Module]:
+    return {
+        _module_name(path, sources): ast.parse(path.read_text(), filename=str(path)) for path in sources.rglob("*.py")
+    }
 
 
 def _executed(node: ast.AST) -> list[ast.AST]:
@@ -106,22 +121,39 @@ def _imports(tree: ast.Module, *, top_level_only: bool) -> set[str]:
     return names
 
 
-def _is_stand_in(name: str) -> bool:
-    return name.startswith("relay_local.") and not any(
-        name == module or name.startswith(f"{module}.") for module in CLI_MODULES
-    )
-
-
-def test_the_declared_split_holds_in_the_sources() -> None:
-    """Every declared CLI module exists; at module level none imports a stand-in or a heavy package; no stand-in
-    imports a CLI module, even inside a function."""
-    modules = {_module_name(path): ast.parse(path.read_text(), filename=str(path)) for path in SOURCES.rglob("*.py")}
-    assert modules.keys() >= CLI_MODULES
-    for name in sorted(CLI_MODULES):
-        eager = _imports(modules[name], top_level_only=True)
-        assert {i for i in eager if _is_stand_in(i) or i.split(".")[0] in HEAVY} == set(), name
+def test_no_cli_module_imports_a_stand_in_or_a_heavy_package_at_module_level() -> None:
+    """What the subprocess checks above see for the commands they run holds for every module of the CLI: a stand-in
+    or a heavy package is imported only inside the function of the command that needs it."""
+    modules = _parsed(CLI_SOURCES)
+    assert {"relay_cli.cli", "relay_cli.chat_cli", "relay_cli.up_cli"} <= modules.keys()
+    lazy = set()
     for name, tree in sorted(modules.items()):
-        if name in CLI_MODULES or name == "relay_local":
-            continue
-        reached = {i for i in _imports(tree, top_level_only=False) if i.startswith("relay_local.")}
-        assert {i for i in reached if not _is_stand_in(i)} == set(), name
+        eager = _imports(tree, top_level_only=True)
+        assert {i for i in eager if i.split(".")[0] in HEAVY} == set(), name
+        lazy |= {i for i in _imports(tree, top_level_only=False) if i.startswith("relay_local.")}
+    assert "relay_local.relay_stack.RelayStack" in lazy  # `relay up` and `--local` do reach the stand-ins
+
+
+def test_no_stand_in_imports_the_cli() -> None:
+    """The stand-ins are driven by the CLI, never the other way round, even inside a function."""
+    modules = _parsed(STAND_IN_SOURCES)
+    assert "relay_local.relay_stack" in modules
+    for name, tree in sorted(modules.items()):
+        assert {i for i in _imports(tree, top_level_only=False) if i.split(".")[0] == "relay_cli"} == set(), name
+
+
+def test_the_installed_console_script_loads_no_cdk_moto_or_stand_in() -> None:
+    """The ``relay`` script the workspace installs (its entry point read from relay-cli's pyproject.toml), run as a
+    shell runs it; ``-X importtime`` names every module it imports, on stderr."""
+    script = Path(sys.executable).parent / "relay"
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(script), "--help"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "relay_cli.cli" in imported
+    assert heavy(imported) == set()

@@ -23,10 +23,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from relay_cli.cli_args import tts_session_url
 from relay_core.cli_usage import non_empty
 from relay_functions.ops.errors import OpsError
 from relay_functions.ops.placeholders import definition_path, substitute
-from relay_local.cli_args import tts_session_url
 
 NAME = "ops"
 PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository")

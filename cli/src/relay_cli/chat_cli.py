@@ -20,14 +20,8 @@ from pathlib import Path
 
 from websockets.exceptions import InvalidStatus, InvalidURI
 
-from relay_core import limits
-from relay_core.agent.events import TurnMode
-from relay_core.audio import pcm_duration_s, wav_bytes
-from relay_core.cli_usage import non_empty
-from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
-from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
-from relay_local.agent_options import add_agent_options, agent_config_from, model_notice
-from relay_local.cli_args import (
+from relay_cli.agent_options import add_agent_options, agent_config_from, model_notice
+from relay_cli.cli_args import (
     check_prompts,
     gateway_url,
     positive_int,
@@ -35,7 +29,13 @@ from relay_local.cli_args import (
     voice_spec,
     wav_path,
 )
-from relay_local.gateway_client import GatewayTurnError, TurnReport, run_turn
+from relay_cli.gateway_client import GatewayTurnError, TurnReport, run_turn
+from relay_core import limits
+from relay_core.agent.events import TurnMode
+from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.cli_usage import non_empty
+from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
+from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
 
 NAME = "chat"
