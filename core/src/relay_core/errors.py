@@ -78,3 +78,10 @@ class ResumeExpiredError(RelayError):
     """A ``resume`` came too late: the turn's messages after ``after_seq`` are no longer kept."""
 
     code = "resume_expired"
+
+
+class UncuttableAudioError(AudioFormatError):
+    """A piece of audio had to be cut (to fit a message, or joined into one) but its codec forbids it: an Opus
+    packet is one piece, whole or not at all. Send such pieces one per message and keep each within the budget."""
+
+    code = "uncuttable_audio"
