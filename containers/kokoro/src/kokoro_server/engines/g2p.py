@@ -26,6 +26,7 @@ from phonemizer.backend.espeak.wrapper import EspeakWrapper
 
 from kokoro_server.engines.errors import EngineError
 from relay_core import limits
+from relay_core.languages import G2PKind, Language
 
 _JAPANESE_LETTER = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff21-\uff3a\uff41-\uff5a\uff66-\uff9f々〆"
 """Kana, kanji, fullwidth Latin letters, halfwidth katakana."""
@@ -61,14 +62,39 @@ _ENGLISH_REWRITES: tuple[tuple[str, str], ...] = (
 _AMERICAN_REWRITES: tuple[tuple[str, str], ...] = (("ɜːɹ", "ɜɹ"), ("ɜː", "ɜɹ"), ("ː", ""))
 
 
+_TIED_REWRITES: tuple[tuple[str, str], ...] = (
+    ("a^ɪ", "I"),
+    ("a^ʊ", "W"),
+    ("e^ɪ", "A"),
+    ("o^ʊ", "O"),
+    ("ə^ʊ", "Q"),
+    ("ɔ^ɪ", "Y"),
+    ("d^z", "ʣ"),
+    ("d^ʒ", "ʤ"),
+    ("t^s", "ʦ"),
+    ("t^ʃ", "ʧ"),
+    ("s^s", "S"),
+    ("^", ""),
+    ("-", ""),
+)
+"""Every other espeak-ng language is read with tie marks (``^``), so that a diphthong or affricate espeak writes as
+one sound becomes Kokoro's one symbol for it (``t^s`` → ``ʦ``) while two sounds side by side stay two; leftover
+ties and espeak's word-joining hyphens go."""
+_TIE = "^"
+
+
+def _is_english(language: str) -> bool:
+    return language.lower().startswith("en")
+
+
 def _rewrites_for(language: str) -> tuple[tuple[str, str], ...]:
     lang = language.lower()
+    if not _is_english(lang):
+        return _TIED_REWRITES
     rules = _COMMON_REWRITES
-    if lang.startswith("en"):
-        if lang in {"en", "en-us"}:
-            rules = _AMERICAN_REWRITES + rules
-        rules = rules + _ENGLISH_REWRITES
-    return rules
+    if lang in {"en", "en-us"}:
+        rules = _AMERICAN_REWRITES + rules
+    return rules + _ENGLISH_REWRITES
 
 
 class Phonemizer:
@@ -87,7 +113,7 @@ class Phonemizer:
                     language,
                     preserve_punctuation=True,
                     with_stress=True,
-                    tie=False,
+                    tie=False if _is_english(language) else _TIE,
                     language_switch="remove-flags",
                     words_mismatch="ignore",
                     logger=quiet,
@@ -180,6 +206,91 @@ def speaks_japanese() -> bool:
     """True when the Japanese G2P is installed (it is a dependency of the server; an install without it refuses
     Japanese text instead of reading letter names)."""
     return all(importlib.util.find_spec(name) is not None for name in ("misaki", "pyopenjtalk"))
+
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_INSIDE = "\u3000-\u303f\uff01-\uff20\uff5e0-9.,:;!?%\u00b7 "
+_HAN_RUN = re.compile(f"[{_HAN}](?:[{_HAN}{_HAN_INSIDE}]*[{_HAN}\u3000-\u303f\uff01-\uff20\uff5e0-9%])?")
+"""A run of Chinese text: starts with a hanzi and goes on over hanzi, CJK and ASCII punctuation, digits and spaces
+(misaki reads digits in it as Chinese numbers), ending before trailing spaces."""
+
+
+class MandarinG2P:
+    """Mandarin text → Kokoro phonemes with misaki's Mandarin G2P (jieba word segmentation, pypinyin, tones as
+    Kokoro's arrows), the version Kokoro v1.0's ``zf_*``/``zm_*`` voices were trained on. Loaded on first use (jieba's
+    dictionary takes about a second); thread-safe."""
+
+    def __init__(self) -> None:
+        import jieba  # noqa: PLC0415
+        from misaki.zh import ZHG2P  # noqa: PLC0415 - loads jieba and pypinyin's dictionaries
+
+        jieba.setLogLevel(logging.WARNING)  # it logs its dictionary's loading at DEBUG to stderr
+        self._g2p = ZHG2P(unk="")
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        with self._lock:
+            phonemes, _tokens = self._g2p(text)
+        return _WHITESPACE.sub(" ", phonemes).strip()
+
+
+_MANDARIN: list[MandarinG2P] = []
+
+
+def mandarin_g2p() -> MandarinG2P:
+    """The process's one :class:`MandarinG2P`, created on first use."""
+    with _JAPANESE_LOCK:
+        if not _MANDARIN:
+            _MANDARIN.append(MandarinG2P())
+        return _MANDARIN[0]
+
+
+def speaks_mandarin() -> bool:
+    """True when misaki's Mandarin G2P and its dictionaries are installed (dependencies of the server)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("misaki", "jieba", "pypinyin", "cn2an"))
+
+
+class LanguageG2P:
+    """Text → Kokoro phonemes in any of Kokoro's languages (:data:`relay_core.languages.LANGUAGES`); thread-safe.
+
+    ``default`` reads text in a language of no G2P of its own: the server's ``--lang`` (``en-us`` unless set), used
+    for voices whose name names no language and for Latin-script words inside Japanese and Mandarin text. Japanese
+    is read as it always was: Japanese runs by misaki on OpenJTalk, the rest by ``default``. Mandarin: runs of hanzi
+    by misaki's Mandarin G2P, the rest by ``default``. Every other language is espeak-ng with that language's voice,
+    each created on first use (Japanese runs inside them still go to the Japanese G2P)."""
+
+    def __init__(self, default: Phonemizer) -> None:
+        self.default = default
+        self._espeak: dict[str, Phonemizer] = {default.language.lower(): default}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str, language: Language | None = None) -> str:
+        """``text``'s phonemes in ``language`` (None: ``default``); ``""`` for text with nothing speakable."""
+        if language is None or language.g2p is G2PKind.JAPANESE:
+            return self.default(text)
+        if language.g2p is G2PKind.MANDARIN:
+            return self._mandarin(text)
+        return self.espeak(language.espeak)(text)
+
+    def espeak(self, voice: str) -> Phonemizer:
+        """The :class:`Phonemizer` of one espeak-ng voice, created on first use."""
+        key = voice.lower()
+        with self._lock:
+            found = self._espeak.get(key)
+            if found is None:
+                found = self._espeak[key] = Phonemizer(voice)
+            return found
+
+    def _mandarin(self, text: str) -> str:
+        clean = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+        pieces: list[str] = []
+        position = 0
+        for run in _HAN_RUN.finditer(clean):
+            pieces.append(self.default(clean[position : run.start()]))
+            pieces.append(mandarin_g2p()(run.group()))
+            position = run.end()
+        pieces.append(self.default(clean[position:]))
+        return " ".join(piece for piece in pieces if piece)
 
 
 class Tokenizer:
