@@ -25,6 +25,7 @@ from relay_core.agent.events import (
     serialize_event,
 )
 from relay_core.errors import InvalidFieldError, ProtocolError
+from relay_core.speech_options import SpeechOptions
 
 
 @pytest.mark.parametrize(
@@ -47,7 +48,7 @@ def test_events_round_trip_and_carry_request_id(event: object) -> None:
 
 def test_payload_defaults_and_errors() -> None:
     payload = parse_payload('{"prompt": "Hi"}')
-    assert payload.mode is TurnMode.BIDI and payload.speed == 1.0 and payload.voice is None
+    assert payload.mode is TurnMode.BIDI and payload.options == SpeechOptions()
     assert parse_payload(payload.to_json()) == payload
     assert parse_payload({"prompt": "x", "mode": "batch", "voice": "jm_kumo"}).mode is TurnMode.BATCH
     with pytest.raises(InvalidFieldError, match="bidi"):

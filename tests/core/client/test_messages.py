@@ -35,6 +35,7 @@ from relay_core.errors import (
     UnknownMessageTypeError,
     UnknownTurnError,
 )
+from relay_core.speech_options import SpeechOptions
 
 
 def test_send_message_with_every_field_round_trips() -> None:
@@ -42,7 +43,9 @@ def test_send_message_with_every_field_round_trips() -> None:
         '{"action":"sendMessage","prompt":"こんにちは","voice":"jf_alpha","speed":1.25,"mode":"batch","turn_id":"t-1"}'
     )
     message = parse_client_message(text)
-    assert message == SendMessage("こんにちは", voice="jf_alpha", speed=1.25, mode=TurnMode.BATCH, turn_id="t-1")
+    assert message == SendMessage(
+        "こんにちは", options=SpeechOptions("jf_alpha", 1.25), mode=TurnMode.BATCH, turn_id="t-1"
+    )
     assert parse_client_message(serialize(message)) == message
     assert parse_client_message(text.encode()) == message
 

@@ -28,6 +28,7 @@ from relay_core.client.turn_messages import (
     parse_server_message,
     serialize_server_message,
 )
+from relay_core.speech_options import SPEECH_OPTION_FIELDS
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 PAGE = (DOCS / "client-protocol.md").read_text(encoding="utf-8")
@@ -64,7 +65,10 @@ def test_every_action_and_message_type_is_documented() -> None:
 
 @pytest.mark.parametrize(("schema", "cls"), [("SendMessage", SendMessage), ("Cancel", Cancel)])
 def test_client_action_schemas_list_exactly_the_dataclass_fields(schema: str, cls: type[Any]) -> None:
-    assert set(SCHEMAS[schema]["properties"]) == {f.name for f in dataclasses.fields(cls)} | {"action"}
+    wire_fields = {f.name for f in dataclasses.fields(cls)} - {"options"}
+    if "options" in {f.name for f in dataclasses.fields(cls)}:  # the speech options travel as flat fields
+        wire_fields |= set(SPEECH_OPTION_FIELDS)
+    assert set(SCHEMAS[schema]["properties"]) == wire_fields | {"action"}
 
 
 def test_every_turn_message_type_has_a_schema() -> None:

@@ -28,6 +28,7 @@ from relay_core.client.session import (
     TurnStarted,
 )
 from relay_core.errors import LimitExceededError, ProtocolError, SessionStateError
+from relay_core.speech_options import SpeechOptions
 
 RID = "r"
 
@@ -57,8 +58,8 @@ def test_the_end_of_a_turn_carries_the_agents_own_time_to_first_audio() -> None:
 
 def test_a_turn_is_sent_accepted_streamed_and_ended() -> None:
     session = ClientSession(collect_audio=True)
-    sent = parse_client_message(session.send_message("Hi", voice="jf_alpha", turn_id="t-1"))
-    assert sent == SendMessageMessage("Hi", voice="jf_alpha", turn_id="t-1")
+    sent = parse_client_message(session.send_message("Hi", options=SpeechOptions("jf_alpha"), turn_id="t-1"))
+    assert sent == SendMessageMessage("Hi", options=SpeechOptions("jf_alpha"), turn_id="t-1")
     assert session.turn("t-1").phase is TurnPhase.SENT
     assert session.receive(serialize(TurnAccepted("t-1"))) == [Accepted("t-1")]
     assert session.turn("t-1").phase is TurnPhase.ACTIVE

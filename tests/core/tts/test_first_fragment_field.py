@@ -39,5 +39,5 @@ def test_invocation_and_the_session_queue_keep_it() -> None:
     session.receive_frame(json.dumps({"text": "Hello there.", "first_fragment_words": 5}))
     request = session.next_request()
     assert request is not None
-    assert request.voice == "v"
+    assert request.options.voice == "v"
     assert request.first_fragment_words == 5

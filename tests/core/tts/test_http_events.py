@@ -9,6 +9,7 @@ import pytest
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, InvalidJsonError, LimitExceededError, ProtocolError
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.http_events import (
     HTTP_STATUS,
     AudioFormat,
@@ -59,7 +60,7 @@ def test_openai_speech_body_names_openai_fields() -> None:
     parsed = parse_openai_speech(
         json.dumps({"model": "tts-1", "input": "Hi.", "voice": "alloy", "speed": 0.25, "stream_format": "SSE"})
     )
-    assert (parsed.input, parsed.voice, parsed.speed, parsed.format) == ("Hi.", "alloy", 0.25, AudioFormat.MP3)
+    assert (parsed.input, parsed.options, parsed.format) == ("Hi.", SpeechOptions("alloy", 0.25), AudioFormat.MP3)
     assert parsed.stream_format is OpenAiStreamFormat.SSE
     assert parse_openai_speech(json.dumps({"input": "Hi.", "speed": 4.0, "response_format": "aac"})).format == (
         AudioFormat.AAC

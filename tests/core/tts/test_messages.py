@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, InvalidJsonError, LimitExceededError, ProtocolError
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.messages import (
     Cancel,
     Close,
@@ -27,7 +28,7 @@ from relay_core.tts.messages import (
 def test_reference_sample_binary_frame_without_type_is_synthesize() -> None:
     frame = json.dumps({"text": "Hello there.", "voice": "jf_alpha", "speed": 1.1, "request_id": "r1"}).encode()
     message = parse_client_message(frame)
-    assert message == Synthesize(text="Hello there.", voice="jf_alpha", speed=1.1, request_id="r1")
+    assert message == Synthesize(text="Hello there.", options=SpeechOptions("jf_alpha", 1.1), request_id="r1")
 
 
 def test_text_and_binary_frames_parse_identically() -> None:
@@ -79,7 +80,7 @@ def test_cancel_and_close() -> None:
 
 def test_constructing_an_invalid_message_is_impossible() -> None:
     with pytest.raises(InvalidFieldError):
-        Synthesize(text="hi", speed=0.1)
+        Synthesize(text="hi", options=SpeechOptions(speed=0.1))
     with pytest.raises(InvalidFieldError):
         Synthesize(text="   ")
 
@@ -87,7 +88,7 @@ def test_constructing_an_invalid_message_is_impossible() -> None:
 @pytest.mark.parametrize(
     "message",
     [
-        Synthesize(text="Hi.", voice="jf_alpha", speed=1.5, request_id="r"),
+        Synthesize(text="Hi.", options=SpeechOptions("jf_alpha", 1.5), request_id="r"),
         Synthesize(text="Hi."),
         Cancel(),
         Cancel(request_id="r9"),
@@ -101,7 +102,7 @@ def test_client_messages_round_trip(message: Synthesize | Cancel | Close) -> Non
 @pytest.mark.parametrize(
     "message",
     [
-        SynthesisStart(request_id="r", voice="jf_alpha", speed=1.0, characters=4),
+        SynthesisStart(request_id="r", options=SpeechOptions("jf_alpha"), characters=4),
         SynthesisComplete(
             request_id="r", total_duration_s=1.5, elapsed_s=0.4, segments=2, audio_bytes=72000, first_audio_s=0.2
         ),

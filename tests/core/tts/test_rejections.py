@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import FrameRefused, RequestEnded, TtsClientEvent, TtsClientSession
 from relay_core.tts.messages import Synthesize, TtsFailed, parse_server_message, serialize
 from relay_core.tts.session import TtsServerSession
@@ -59,7 +60,9 @@ def test_a_refused_request_that_never_started_ends_on_the_client() -> None:
 
     server = TtsServerSession(default_voice="v", check_voice=check_voice)
     client = TtsClientSession()
-    server.receive_frame(client.synthesize(Synthesize(text="hi", voice="nobody", request_id="r")))
+    server.receive_frame(
+        client.synthesize(Synthesize(text="hi", options=SpeechOptions(voice="nobody"), request_id="r"))
+    )
     (ended,) = deliver(server, client)
     assert isinstance(ended, RequestEnded)
     assert isinstance(ended.outcome, TtsFailed) and ended.outcome.rejected

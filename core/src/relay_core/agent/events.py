@@ -15,7 +15,8 @@ from typing import Any
 
 from relay_core import limits
 from relay_core.errors import InvalidFieldError, UnknownActionError, UnknownMessageTypeError
-from relay_core.fields import JsonObject, decode_json_object, encode_json, get_number, get_str
+from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions, read_speech_options
 from relay_core.word_timings import (
     PLAYED_MS_FIELD,
     TIMINGS_FIELD,
@@ -210,16 +211,14 @@ class AgentPayload:
 
     prompt: str
     mode: TurnMode = TurnMode.BIDI
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
+    """How the reply is spoken (voice None: the agent's default); on the wire, flat fields of the payload."""
     request_id: str | None = None
     timings: bool = False
     """Ask for ``word_timings`` events (captions in step with the audio)."""
 
     def to_json(self) -> JsonObject:
-        obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, "speed": self.speed}
-        if self.voice is not None:
-            obj["voice"] = self.voice
+        obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, **self.options.to_json_fields()}
         if self.request_id is not None:
             obj["request_id"] = self.request_id
         if self.timings:
@@ -296,15 +295,13 @@ def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
         mode = TurnMode(mode_text)
     except ValueError as exc:
         raise InvalidFieldError(f"'mode' must be 'bidi' or 'batch'; got {mode_text[:20]!r}") from exc
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
-    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    options = read_speech_options(obj)
     request_id = get_str(obj, "request_id", max_chars=limits.MAX_REQUEST_ID_CHARS)
     assert prompt is not None
     return AgentPayload(
         prompt=prompt,
         mode=mode,
-        voice=voice or None,
-        speed=speed,
+        options=options,
         request_id=request_id or None,
         timings=parse_timings_flag(obj),
     )

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from relay_core import limits
 from relay_core.agent.events import AgentPayload, TurnMode, parse_payload
 from relay_core.errors import InvalidFieldError, ProtocolError, RelayError, UnknownActionError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
+from relay_core.speech_options import DEFAULT_SPEECH, SPEECH_OPTION_FIELDS, SpeechOptions
 from relay_core.word_timings import PLAYED_MS_FIELD, TIMINGS_FIELD, parse_played_ms
 
 
@@ -84,13 +85,13 @@ def new_turn_id() -> str:
 class SendMessage:
     """Start a turn: the agent answers ``prompt`` in text and speech. ``turn_id`` None: the gateway assigns one.
 
-    ``prompt``, ``mode``, ``voice``, ``speed`` and ``timings`` follow exactly the agent payload's rules
+    ``prompt``, ``mode``, ``options`` and ``timings`` follow exactly the agent payload's rules
     (:func:`relay_core.agent.events.parse_payload`). ``timings`` True asks for the turn's ``word_timings``
     messages (captions in step with the audio); False (the default) leaves the turn's messages as they were."""
 
     prompt: str
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
+    """How the reply is spoken; on the wire, flat fields of the message (:mod:`relay_core.speech_options`)."""
     mode: TurnMode = TurnMode.BIDI
     turn_id: str | None = None
     timings: bool = False
@@ -108,15 +109,11 @@ class SendMessage:
 
     def with_turn_id(self, turn_id: str) -> SendMessage:
         """A copy carrying ``turn_id`` (the gateway assigns one when the client gave none)."""
-        return SendMessage(
-            self.prompt, voice=self.voice, speed=self.speed, mode=self.mode, turn_id=turn_id, timings=self.timings
-        )
+        return replace(self, turn_id=turn_id)
 
     def to_agent_payload(self, request_id: str | None = None) -> AgentPayload:
         """The payload for the agent's ``/invocations``; ``request_id`` defaults to the turn id."""
-        obj: JsonObject = {"prompt": self.prompt, "mode": str(self.mode), "speed": self.speed}
-        if self.voice is not None:
-            obj["voice"] = self.voice
+        obj: JsonObject = {"prompt": self.prompt, "mode": str(self.mode), **self.options.to_json_fields()}
         if self.timings:
             obj[TIMINGS_FIELD] = True
         rid = request_id if request_id is not None else self.turn_id
@@ -125,11 +122,12 @@ class SendMessage:
         return parse_payload(obj)
 
     def to_json(self) -> JsonObject:
-        obj: JsonObject = {"action": ClientAction.SEND_MESSAGE.value, "prompt": self.prompt}
-        if self.voice is not None:
-            obj["voice"] = self.voice
-        obj["speed"] = self.speed
-        obj["mode"] = self.mode.value
+        obj: JsonObject = {
+            "action": ClientAction.SEND_MESSAGE.value,
+            "prompt": self.prompt,
+            **self.options.to_json_fields(),
+            "mode": self.mode.value,
+        }
         if self.turn_id is not None:
             obj["turn_id"] = self.turn_id
         if self.timings:
@@ -193,11 +191,11 @@ def unknown_action_error(action: object) -> UnknownActionError:
 
 
 def _parse_send_message(obj: JsonObject) -> SendMessage:
-    payload = parse_payload({k: obj[k] for k in ("prompt", "mode", "voice", "speed", TIMINGS_FIELD) if k in obj})
+    fields = ("prompt", "mode", *SPEECH_OPTION_FIELDS, TIMINGS_FIELD)
+    payload = parse_payload({k: obj[k] for k in fields if k in obj})
     return SendMessage(
         payload.prompt,
-        voice=payload.voice,
-        speed=payload.speed,
+        options=payload.options,
         mode=payload.mode,
         turn_id=_get_turn_id(obj, required=False),
         timings=payload.timings,

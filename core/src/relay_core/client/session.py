@@ -46,6 +46,7 @@ from relay_core.client.messages import (
 )
 from relay_core.client.turn_messages import TurnMessage, parse_server_message
 from relay_core.errors import AudioFormatError, InvalidFieldError, LimitExceededError, ProtocolError, SessionStateError
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 
 STALL_RESUME_S = 10.0
@@ -267,8 +268,7 @@ class ClientSession:
         self,
         prompt: str,
         *,
-        voice: str | None = None,
-        speed: float = limits.DEFAULT_SPEED,
+        options: SpeechOptions = DEFAULT_SPEECH,
         mode: TurnMode = TurnMode.BIDI,
         turn_id: str | None = None,
         timings: bool = False,
@@ -281,7 +281,7 @@ class ClientSession:
         tid = turn_id if turn_id is not None else new_turn_id()
         if tid in self._turns or tid in self._forgotten:
             raise SessionStateError(f"turn id {tid!r} is already used in this session: use a new one per turn")
-        text = serialize(SendMessage(prompt, voice=voice, speed=speed, mode=mode, turn_id=tid, timings=timings))
+        text = serialize(SendMessage(prompt, options=options, mode=mode, turn_id=tid, timings=timings))
         size = len(text.encode("utf-8"))
         if size > self.max_send_bytes:
             raise LimitExceededError(

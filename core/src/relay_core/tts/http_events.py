@@ -27,10 +27,10 @@ from relay_core.fields import (
     decode_json_object,
     encode_json,
     get_bool,
-    get_number,
     get_str,
     peek_request_id,
 )
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions, read_speech_options
 from relay_core.tts.messages import TtsErrorCode, check_text, read_first_fragment_words, read_request_id
 
 SSE_AUDIO_STREAM_START: Final = AgentEventType.AUDIO_STREAM_START.value
@@ -154,11 +154,11 @@ def read_bitrate(obj: JsonObject, fmt: AudioFormat, *, request_id: str | None = 
 
 @dataclass(frozen=True, slots=True)
 class InvocationRequest:
-    """A checked ``POST /invocations`` body. ``voice`` None means the server's default voice."""
+    """A checked ``POST /invocations`` body."""
 
     text: str
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
+    """Voice (None: the server's default) and speed; on the wire, flat fields of the body."""
     stream: bool = True
     format: AudioFormat = AudioFormat.WAV
     request_id: str | None = None
@@ -167,9 +167,12 @@ class InvocationRequest:
     """As on ``synthesize``: cut the first segment after this many words (0 = no cut); None = server default."""
 
     def to_json(self) -> JsonObject:
-        obj: JsonObject = {"text": self.text, "speed": self.speed, "stream": self.stream, "format": self.format.value}
-        if self.voice is not None:
-            obj["voice"] = self.voice
+        obj: JsonObject = {
+            "text": self.text,
+            **self.options.to_json_fields(),
+            "stream": self.stream,
+            "format": self.format.value,
+        }
         if self.request_id is not None:
             obj["request_id"] = self.request_id
         if self.bitrate_kbps is not None:
@@ -187,17 +190,13 @@ def parse_invocation(data: str | bytes, *, default_format: AudioFormat = AudioFo
     text = get_str(obj, "text", required=True, request_id=rid)
     assert text is not None  # required=True guarantees it
     check_text(text, request_id=rid)
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS, request_id=rid)
-    speed = get_number(
-        obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED, request_id=rid
-    )
+    options = read_speech_options(obj, request_id=rid)
     stream = get_bool(obj, "stream", default=True, request_id=rid)
     fmt = parse_audio_format(get_str(obj, "format", request_id=rid), default=default_format, request_id=rid)
     request_id = read_request_id(obj, request_id=rid)
     return InvocationRequest(
         text=text,
-        voice=voice or None,
-        speed=speed,
+        options=options,
         stream=stream,
         format=fmt,
         request_id=request_id,
@@ -225,11 +224,10 @@ class OpenAiStreamFormat(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class OpenAiSpeechRequest:
-    """A checked ``/v1/audio/speech`` body. ``voice`` is as given (an OpenAI name is mapped by the server)."""
+    """A checked ``/v1/audio/speech`` body. ``options.voice`` is as given (an OpenAI name is mapped by the server)."""
 
     input: str
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
     format: AudioFormat = OPENAI_DEFAULT_FORMAT
     stream_format: OpenAiStreamFormat = OpenAiStreamFormat.AUDIO
     model: str | None = None
@@ -248,8 +246,7 @@ def parse_openai_speech(
     check_text(text, name="input")
     model = get_str(obj, "model", max_chars=200)
     get_str(obj, "instructions", max_chars=limits.MAX_TEXT_CHARS)
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
-    speed = get_number(obj, "speed", default=limits.DEFAULT_SPEED, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)
+    options = read_speech_options(obj)
     fmt = parse_audio_format(get_str(obj, "response_format"), default=default_format, name="response_format")
     stream_format = get_str(obj, "stream_format")
     try:
@@ -259,8 +256,7 @@ def parse_openai_speech(
         raise InvalidFieldError(f"'stream_format' must be one of {valid}; got {str(stream_format)[:20]!r}") from exc
     return OpenAiSpeechRequest(
         input=text,
-        voice=voice or None,
-        speed=speed,
+        options=options,
         format=fmt,
         stream_format=parsed_stream,
         model=model,

@@ -22,10 +22,10 @@ from relay_core.fields import (
     encode_json,
     get_bool,
     get_int,
-    get_number,
     get_str,
     peek_request_id,
 )
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions, read_speech_options
 from relay_core.word_timings import (
     TIMINGS_FIELD,
     WORD_TIMINGS_TYPE,
@@ -124,11 +124,11 @@ def check_text(text: str, *, request_id: str | None = None, name: str = "text") 
 
 @dataclass(frozen=True, slots=True)
 class Synthesize:
-    """Speak ``text``; queued behind the session's earlier requests. ``voice`` None means the server default."""
+    """Speak ``text`` as ``options`` say; queued behind the session's earlier requests."""
 
     text: str
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
+    """Voice (None: the server default) and speed; on the wire, flat fields of the message."""
     request_id: str | None = None
     first_fragment_words: int | None = None
     """Cut the request's first segment early at a clause mark or phrase boundary after this many words (0 = no
@@ -144,13 +144,6 @@ class Synthesize:
         check_request_id(self.request_id)
         rid = self.request_id
         check_text(self.text, request_id=rid)
-        if not limits.MIN_SPEED <= self.speed <= limits.MAX_SPEED:
-            raise InvalidFieldError(
-                f"'speed' must be between {limits.MIN_SPEED} and {limits.MAX_SPEED}; got {self.speed}",
-                request_id=rid,
-            )
-        if self.voice is not None and not 0 < len(self.voice) <= limits.MAX_VOICE_SPEC_CHARS:
-            raise InvalidFieldError(f"'voice' must be 1 to {limits.MAX_VOICE_SPEC_CHARS} characters", request_id=rid)
         check_first_fragment_words(self.first_fragment_words, request_id=rid)
 
     def with_request_id(self, request_id: str) -> Synthesize:
@@ -158,9 +151,7 @@ class Synthesize:
         return replace(self, request_id=request_id)
 
     def to_json(self) -> JsonObject:
-        obj: JsonObject = {"type": TtsMessageType.SYNTHESIZE.value, "text": self.text, "speed": self.speed}
-        if self.voice is not None:
-            obj["voice"] = self.voice
+        obj: JsonObject = {"type": TtsMessageType.SYNTHESIZE.value, "text": self.text, **self.options.to_json_fields()}
         if self.request_id is not None:
             obj["request_id"] = self.request_id
         if self.first_fragment_words is not None:
@@ -223,23 +214,14 @@ ClientMessage = Synthesize | Cancel | Close
 
 def _parse_synthesize(obj: JsonObject, rid: str | None) -> Synthesize:
     text = get_str(obj, "text", required=True, request_id=rid)
-    voice = get_str(obj, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS, request_id=rid)
-    speed = get_number(
-        obj,
-        "speed",
-        default=limits.DEFAULT_SPEED,
-        minimum=limits.MIN_SPEED,
-        maximum=limits.MAX_SPEED,
-        request_id=rid,
-    )
+    options = read_speech_options(obj, request_id=rid)
     request_id = read_request_id(obj, request_id=rid)
     fragment_words = read_first_fragment_words(obj, request_id=rid)
     assert text is not None  # required=True guarantees it
     try:
         return Synthesize(
             text=text,
-            voice=voice or None,
-            speed=speed,
+            options=options,
             request_id=request_id,
             first_fragment_words=fragment_words,
             timings=parse_timings_flag(obj),
@@ -270,16 +252,27 @@ def parse_client_message(data: str | bytes) -> ClientMessage:
 
 @dataclass(frozen=True, slots=True)
 class SynthesisStart:
-    """A request began; the binary frames that follow until its end message are its PCM."""
+    """A request began; the binary frames that follow until its end message are its PCM. ``options`` are the
+    ones it is spoken with, its ``voice`` filled in (the server's default when the request named none)."""
 
     request_id: str
-    voice: str
-    speed: float
+    options: SpeechOptions
     sample_rate: int = limits.SAMPLE_RATE
     encoding: str = limits.PCM_FORMAT
     channels: int = limits.CHANNELS
     characters: int = 0
     type: str = field(default=TtsMessageType.SYNTHESIS_START.value, init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "request_id": self.request_id,
+            **self.options.to_json_fields(),
+            "sample_rate": self.sample_rate,
+            "encoding": self.encoding,
+            "channels": self.channels,
+            "characters": self.characters,
+            "type": self.type,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +327,7 @@ SERVER_MESSAGE_MAX_BYTES: Final = limits.APIGW_MESSAGE_BYTES
 
 def serialize(message: ClientMessage | ServerMessage) -> str:
     """The JSON text frame for a message of either direction."""
-    if isinstance(message, Synthesize | Cancel | Close | WordTimings):
+    if isinstance(message, Synthesize | Cancel | Close | WordTimings | SynthesisStart):
         return encode_json(message.to_json())
     obj: dict[str, Any] = asdict(message)
     return encode_json({k: v for k, v in obj.items() if v is not None or k == "request_id"})
@@ -351,8 +344,7 @@ def parse_server_message(data: str | bytes) -> ServerMessage:
         if kind == TtsMessageType.SYNTHESIS_START:
             return SynthesisStart(
                 request_id=_required(rid, "request_id"),
-                voice=get_str(obj, "voice") or "",
-                speed=get_number(obj, "speed", default=1.0, minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED),
+                options=read_speech_options(obj),
                 sample_rate=get_int(obj, "sample_rate", minimum=1),
                 encoding=get_str(obj, "encoding") or limits.PCM_FORMAT,
                 channels=get_int(obj, "channels", minimum=1),

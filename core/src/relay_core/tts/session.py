@@ -135,7 +135,7 @@ class TtsServerSession:
                 rid,
             )
             return
-        voice = request.voice or self.default_voice
+        voice = request.options.voice or self.default_voice
         try:
             self.check_voice(voice)
             self.check_text(request.text)
@@ -194,7 +194,7 @@ class TtsServerSession:
     def next_request(self) -> Synthesize | None:
         """Start the next queued request (emits ``synthesis_start``) or return None when idle.
 
-        The returned request always has ``request_id`` and ``voice`` filled in."""
+        The returned request always has ``request_id`` and ``options.voice`` filled in."""
         if self._running is not None:
             raise SessionStateError(
                 f"request {self._running.request_id!r} is still running: call finish_request or fail_request first"
@@ -202,15 +202,11 @@ class TtsServerSession:
         if self.state is SessionState.CLOSED or not self._queue:
             return None
         request = self._queue.popleft()
-        voice = request.voice or self.default_voice
-        request = replace(request, voice=voice)
+        options = request.options.with_voice(request.options.voice or self.default_voice)
+        request = replace(request, options=options)
         running = RunningRequest(request=request)
         self._running = running
-        self._emit(
-            SynthesisStart(
-                request_id=running.request_id, voice=voice, speed=request.speed, characters=len(request.text)
-            )
-        )
+        self._emit(SynthesisStart(request_id=running.request_id, options=options, characters=len(request.text)))
         return request
 
     def is_cancelled(self, request_id: str) -> bool:
