@@ -13,6 +13,10 @@ No import circles, across the whole workspace: module ``a`` importing ``b`` whil
 imports) imports ``a`` means neither can be understood, tested or loaded without the other. A function-level import
 counts as an edge too: it hides the circle from the interpreter's start-up, not from the reader, and it is how a
 light command ends up loading a whole server (the weights converter once loaded 46 server modules and uvicorn).
+
+No local stand-in imports another: what two share (AWS's error shape and event-stream messages, the local account,
+the interface a stand-in is served through) lives in ``relay_local.aws``, and the stacks wire the stand-ins
+together, so each stand-in can be read, tested and replaced alone.
 """
 
 from __future__ import annotations
@@ -206,10 +210,63 @@ def workspace_modules() -> dict[str, Path]:
 
 def test_no_module_of_the_workspace_imports_itself_back() -> None:
     modules = workspace_modules()
-    assert {"kokoro_server.cli", "kokoro_server.convert.cli", "relay_local.bedrock.models"} <= modules.keys()
+    assert {
+        "kokoro_server.cli",
+        "kokoro_server.convert.cli",
+        "relay_local.bedrock.models",
+        "relay_functions.ops.smoke_kokoro",
+        "relay_cli.cli",
+    } <= modules.keys()
     graph = import_graph(modules)
     assert "kokoro_server.convert.cli" in graph["kokoro_server.cli"]  # the lazy import is seen
     assert import_cycles(graph) == []
+
+
+STAND_INS = (
+    "relay_local.gateway",
+    "relay_local.bedrock",
+    "relay_local.sagemaker_frontend",
+    "relay_local.jwks_issuer",
+    "relay_local.moto_dynamodb",
+)
+"""The local stand-ins for AWS services, each a package or a module of ``relay_local``. Its other modules are what
+they share (``relay_local.aws``, ``relay_local.servers``) and the stacks that wire them (``stack``, ``relay_stack``,
+``gateway_functions``, ...)."""
+
+
+def stand_in_of(module: str, stand_ins: tuple[str, ...]) -> str | None:
+    return next((s for s in stand_ins if module == s or module.startswith(f"{s}.")), None)
+
+
+def stand_in_crossings(graph: Mapping[str, set[str]], stand_ins: tuple[str, ...]) -> set[tuple[str, str]]:
+    """Each import (importer, imported) from a module of one stand-in into a module of another."""
+    return {
+        (name, target)
+        for name, targets in graph.items()
+        if (own := stand_in_of(name, stand_ins)) is not None
+        for target in targets
+        if stand_in_of(target, stand_ins) not in (None, own)
+    }
+
+
+def test_no_stand_in_imports_another() -> None:
+    modules = workspace_modules()
+    for stand_in in STAND_INS:
+        assert stand_in in modules, f"{stand_in} is gone: update STAND_INS"
+    graph = import_graph(modules)
+    assert "relay_local.aws.errors" in graph["relay_local.bedrock.runtime"]  # the shared piece, not the gateway
+    assert stand_in_crossings(graph, STAND_INS) == set()
+    shared = {t for name, targets in graph.items() if name.startswith("relay_local.aws") for t in targets}
+    assert {t for t in shared if stand_in_of(t, STAND_INS)} == set()  # the shared package imports no stand-in
+
+
+def test_the_stand_in_rule_finds_a_crossing_and_allows_the_shared_and_the_wiring() -> None:
+    graph = {
+        "loc.a.x": {"loc.a.y", "loc.shared"},  # its own package and the shared module
+        "loc.b": {"loc.a.x"},  # one stand-in importing another
+        "loc.stack": {"loc.a.x", "loc.b"},  # the wiring imports them all
+    }
+    assert stand_in_crossings(graph, ("loc.a", "loc.b")) == {("loc.b", "loc.a.x")}
 
 
 @pytest.mark.parametrize(

@@ -118,7 +118,7 @@ def local_api(**config: Any) -> Iterator[tuple[str, str, Recorder]]:
         websocket_socket=sock,
         lambda_service=LambdaInvokeService({"background-fn": background}),
         dataplane=AgentCoreDataPlane("http://127.0.0.1:9"),
-        issuer=DevTokenIssuer(),
+        services=(DevTokenIssuer(),),
     )
     with BackgroundServer(app, name="test-aws") as server:
         rec.connections_url = f"{server.http_url}/local"

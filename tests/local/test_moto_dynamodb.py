@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import boto3
 
-from relay_local.gateway.lambda_context import LOCAL_REGION
+from relay_local.aws.account import LOCAL_REGION
 from relay_local.moto_dynamodb import TTL_ATTRIBUTE, LocalDynamoDb
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import boto3
 from moto.server import ThreadedMotoServer
 
-from relay_local.gateway.lambda_context import LOCAL_REGION
+from relay_local.aws.account import LOCAL_REGION
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -33,12 +33,12 @@ from typing import Any
 
 from relay_core import limits
 from relay_functions import manifest
+from relay_local.aws.account import LOCAL_ACCOUNT, LOCAL_REGION
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.bedrock.runtime import BedrockRuntime
 from relay_local.gateway.agentcore_dataplane import AgentCoreDataPlane
 from relay_local.gateway.aws_app import create_aws_app
 from relay_local.gateway.events import ApiIdentity
-from relay_local.gateway.lambda_context import LOCAL_ACCOUNT, LOCAL_REGION
 from relay_local.gateway.lambda_invoke import LambdaInvokeService
 from relay_local.gateway.websocket_api import GatewayConfig, RouteHandlers, WebSocketApi
 from relay_local.gateway_functions import GatewayFunctions, load_gateway_functions, reset_function_state
@@ -188,8 +188,7 @@ class RelayStack:
             websocket_socket=ws_socket,
             lambda_service=self.lambdas,
             dataplane=dataplane,
-            issuer=self._issuer,
-            bedrock=self.bedrock,
+            services=(self._issuer, self.bedrock),
         )
         aws = BackgroundServer(aws_app, name="local-aws", port=self._ports["aws"])
         self._servers.append(aws)

@@ -27,10 +27,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from relay_local.aws.errors import aws_error
 from relay_local.bedrock import wire
 from relay_local.bedrock.generation import Generation
 from relay_local.bedrock.models import ModelRegistry, TextModel, UnknownModelError
-from relay_local.gateway.aws_errors import aws_error
 
 logger = logging.getLogger(__name__)
 

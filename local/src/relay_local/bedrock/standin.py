@@ -16,13 +16,13 @@ from types import TracebackType
 from starlette.applications import Starlette
 
 from relay_core.agent.defaults import LOCAL_CREDENTIAL
+from relay_local.aws.account import LOCAL_REGION
 from relay_local.bedrock.models import ModelRegistry
 from relay_local.bedrock.openai_api import OpenAiCompatibleApi
 from relay_local.bedrock.runtime import BedrockRuntime
 from relay_local.servers import BackgroundServer
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL_BEDROCK_RUNTIME"
-LOCAL_REGION = "us-east-1"
 
 
 def bedrock_environment(endpoint_url: str, env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final
 
-from relay_local.sagemaker_frontend.eventstream import json_event, json_exception
+from relay_local.aws.eventstream import json_event, json_exception
 
 EVENT_STREAM_CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 SIGNING_NAME: Final = "bedrock"

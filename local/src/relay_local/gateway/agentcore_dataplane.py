@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from relay_core.agent.events import AGENTCORE_SESSION_HEADER, AgentCancel
-from relay_local.gateway.aws_errors import aws_error
+from relay_local.aws.errors import aws_error
 
 PASSED_HEADERS = ("content-type", "accept", AGENTCORE_SESSION_HEADER.lower())
 

@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from relay_local.gateway.aws_errors import aws_error
+from relay_local.aws.errors import aws_error
 from relay_local.gateway.websocket_api import ConnectionGoneError, PayloadTooLargeError, WebSocketApi
 
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from relay_local.gateway.lambda_context import LOCAL_ACCOUNT, LOCAL_REGION
+from relay_local.aws.account import LOCAL_ACCOUNT, LOCAL_REGION
 
 CONNECT_ROUTE = "$connect"
 DISCONNECT_ROUTE = "$disconnect"

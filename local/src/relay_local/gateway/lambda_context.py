@@ -7,8 +7,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-LOCAL_REGION = "us-east-1"
-LOCAL_ACCOUNT = "000000000000"
+from relay_local.aws.account import LOCAL_ACCOUNT, LOCAL_REGION
+
 DEFAULT_TIMEOUT_S = 900.0
 
 
@@ -43,4 +43,4 @@ class LambdaContext:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
-__all__ = ["LOCAL_ACCOUNT", "LOCAL_REGION", "LambdaContext"]
+__all__ = ["LambdaContext"]

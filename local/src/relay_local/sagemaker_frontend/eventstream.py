@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import datetime
 import io
-import json
 import struct
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from smithy_aws_event_stream.events import Event, EventMessage
 from smithy_aws_event_stream.exceptions import EventError
+
+from relay_local.aws.eventstream import json_exception
 
 CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
 DATA_TYPE_UTF8: Final = "UTF8"
@@ -174,19 +174,6 @@ def unmodeled_error(code: str, message: str) -> bytes:
     return EventMessage(headers=headers, payload=b"").encode()
 
 
-def json_event(event_type: str, body: Mapping[str, object]) -> bytes:
-    """One encoded ``event`` message whose payload is ``body`` as JSON (how REST-JSON services such as
-    ``bedrock-runtime`` frame the members of a stream event)."""
-    headers = {":message-type": "event", ":event-type": event_type, ":content-type": "application/json"}
-    return EventMessage(headers=headers, payload=json.dumps(body).encode()).encode()
-
-
-def json_exception(exception_type: str, body: Mapping[str, object]) -> bytes:
-    """One encoded modelled ``exception`` message (``:exception-type`` names the stream's exception member)."""
-    headers = {":message-type": "exception", ":exception-type": exception_type, ":content-type": "application/json"}
-    return EventMessage(headers=headers, payload=json.dumps(body).encode()).encode()
-
-
 def _exception(kind: str, body: dict[str, str]) -> bytes:
     return json_exception(kind, body)
 
@@ -203,8 +190,6 @@ __all__ = [
     "SignedEnvelope",
     "decode_message",
     "internal_stream_failure",
-    "json_event",
-    "json_exception",
     "model_stream_error",
     "payload_part",
     "request_part",
