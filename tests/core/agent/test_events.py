@@ -24,7 +24,8 @@ from relay_core.agent.events import (
     parse_payload,
     serialize_event,
 )
-from relay_core.errors import InvalidFieldError, ProtocolError
+from relay_core.audio_piece import AudioPiece
+from relay_core.errors import AudioFormatError, InvalidFieldError, ProtocolError
 from relay_core.speech_options import SpeechOptions
 
 
@@ -96,3 +97,14 @@ def test_cancel_requests() -> None:
     assert parse_cancel({"action": "cancel"}) == AgentCancel()
     with pytest.raises(InvalidFieldError, match="request_id"):
         parse_cancel({"action": "cancel", "request_id": 7})
+
+
+def test_an_audio_chunk_carries_a_piece_and_gives_it_back_on_its_sample_offset() -> None:
+    piece = AudioPiece.pcm(b"\x01\x00\x02\x00\x03\x00", start_sample=480)
+    agent_wire = AudioChunk.of_piece("r", 4, piece)
+    client_wire = AudioChunk.of_piece("r", 4, piece, client_wire=True)
+    assert (agent_wire.sample_offset, client_wire.sample_offset, agent_wire.data) == (None, 480, "AQACAAMA")
+    assert client_wire.piece() == piece and agent_wire.piece() == piece.at(0)
+    assert agent_wire.piece(start_sample=480).end_sample == 483
+    with pytest.raises(AudioFormatError):
+        AudioChunk("r", 0, "AQAC").piece()  # three bytes: half a sample

@@ -24,7 +24,7 @@ from relay_core.agent.events import (
 from relay_core.audio import b64decode, b64encode
 from relay_core.client.framing import TurnFramer, max_audio_pcm_bytes, split_pcm_evenly, split_text_to_fit, utf8_size
 from relay_core.client.turn_messages import TurnMessage, parse_server_message
-from relay_core.errors import AudioFormatError, SessionStateError
+from relay_core.errors import AudioFormatError, SessionStateError, UncuttableAudioError
 
 RID = "req-1"
 
@@ -217,3 +217,16 @@ def test_split_pcm_evenly_uses_as_few_near_equal_pieces_as_fit(samples: int, max
     assert len(pieces) == max(1, -(-samples // (max_bytes // 2)))
     if len(pieces) > 1:
         assert max(map(len, pieces)) - min(map(len, pieces)) <= 2
+
+
+def test_the_framer_cuts_by_the_streams_codec_and_never_inside_an_opus_packet() -> None:
+    framer = TurnFramer("t-1", budget_bytes=1024)
+    framer.frame(AudioStreamStart(RID, voice="v", format="opus"))
+    assert framer.codec == "opus"
+    with pytest.raises(UncuttableAudioError):
+        framer.frame(AudioChunk(RID, 0, b64encode(b"\xfc" * 2000)))
+    assert (framer.next_seq, framer.samples) == (1, 0)
+    pcm_framer = TurnFramer("t-2", budget_bytes=1024)
+    pcm_framer.frame(AudioStreamStart(RID, voice="v", format="something_new"))  # unknown formats stay PCM
+    pieces = decoded(pcm_framer.frame(AudioChunk(RID, 0, b64encode(b"\x01\x00" * 1000))))
+    assert [p["sample_offset"] for p in pieces] == [0, 334, 667] and pcm_framer.samples == 1000

@@ -42,8 +42,10 @@ def test_pcm_split_at_an_odd_byte_is_reassembled_into_whole_samples() -> None:
         for event in client.receive_frame(piece):
             assert isinstance(event, AudioReceived)
             assert len(event.pcm) % 2 == 0
+            assert event.piece.start_sample == len(got) // 2  # the session's timeline: every sample before it
             got += event.pcm
     assert got == b"\x01\x02\x03\x04\x05\x06"
+    assert client.samples == 3
 
 
 def test_errors_cancellations_and_protocol_violations() -> None:

@@ -14,6 +14,8 @@ from enum import StrEnum
 from typing import Any
 
 from relay_core import limits
+from relay_core.audio import b64decode, b64encode
+from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.errors import InvalidFieldError, UnknownActionError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions, read_speech_options
@@ -112,6 +114,19 @@ class AudioChunk:
     data: str
     sample_offset: int | None = None
     type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
+
+    @classmethod
+    def of_piece(cls, request_id: str, seq: int, piece: AudioPiece, *, client_wire: bool = False) -> AudioChunk:
+        """The chunk that carries ``piece``; on the client wire its ``sample_offset`` is the piece's start."""
+        return cls(request_id, seq, b64encode(piece.data), sample_offset=piece.start_sample if client_wire else None)
+
+    def piece(self, *, start_sample: int | None = None, codec: Codec = Codec.PCM_S16LE) -> AudioPiece:
+        """The audio this chunk carries, placed at ``start_sample`` (by default its ``sample_offset``, else 0).
+        Raises ``AudioFormatError`` for data that is not base64 of whole samples of ``codec`` (and
+        ``UncuttableAudioError`` for a packet codec, whose sample count the chunk does not carry yet)."""
+        data = b64decode(self.data)
+        start = self.sample_offset if start_sample is None else start_sample
+        return AudioPiece(codec, data, start or 0, CODECS[codec].samples_in(len(data)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ from relay_core.agent.events import (
     TurnMode,
     TurnStatus,
 )
-from relay_core.audio import b64encode, chunk_pcm, pcm_duration_s
+from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.errors import SessionStateError
 
 
@@ -72,7 +72,8 @@ class AgentTurn:
     text_chars: int = field(default=0, init=False)
     sentences: int = field(default=0, init=False)
     audio_seq: int = field(default=0, init=False)
-    audio_bytes: int = field(default=0, init=False)
+    audio_samples: int = field(default=0, init=False)
+    """Samples of audio emitted so far: where the next chunk starts on the turn's timeline."""
     audio_started: bool = field(default=False, init=False)
     first_audio_s: float | None = field(default=None, init=False)
     _started_at: float = field(default=0.0, init=False)
@@ -117,10 +118,10 @@ class AgentTurn:
             self.audio_started = True
             self.first_audio_s = self.clock() - self._started_at
             events.append(AudioStreamStart(request_id=self.request_id, voice=voice))
-        for piece in chunk_pcm(pcm, self.audio_chunk_bytes):
-            events.append(AudioChunk(request_id=self.request_id, seq=self.audio_seq, data=b64encode(piece)))
+        for piece in AudioPiece.pcm(pcm, self.audio_samples).split(self.audio_chunk_bytes):
+            events.append(AudioChunk.of_piece(self.request_id, self.audio_seq, piece))
             self.audio_seq += 1
-            self.audio_bytes += len(piece)
+            self.audio_samples = piece.end_sample
         return events
 
     def finish(self) -> list[AudioStreamEnd | AgentEnd | AgentFailed]:
@@ -133,7 +134,7 @@ class AgentTurn:
                 AudioStreamEnd(
                     request_id=self.request_id,
                     total_chunks=self.audio_seq,
-                    duration_s=round(pcm_duration_s(self.audio_bytes), 3),
+                    duration_s=round(self.audio_samples / CODECS[Codec.PCM_S16LE].sample_rate, 3),
                 )
             )
         events.append(self._terminal())

@@ -5,8 +5,9 @@
 * every returned message is a JSON text whose UTF-8 size is at most ``budget_bytes``
   (default ``limits.CLIENT_FRAME_BUDGET_BYTES``, under API Gateway's 32 KB frame quota);
 * messages are numbered by one ``seq`` from 0, contiguous, in the order returned;
-* ``audio_chunk`` is cut on whole samples; the pieces' PCM joins back to the agent chunk's PCM byte for byte,
-  and ``sample_offset`` counts the turn's samples before each piece;
+* ``audio_chunk`` is cut only where its codec allows (:data:`~relay_core.audio_piece.CODECS`: PCM on whole
+  samples, an Opus packet never); the pieces join back to the agent chunk's audio byte for byte, and
+  ``sample_offset`` is each piece's start on the turn's sample timeline;
 * ``text_delta`` longer than the budget is cut on code point boundaries; the pieces join back to the text
   (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
 * ``word_timings`` (only in a turn that asked for timings) keeps its words in order, split across as many
@@ -34,10 +35,11 @@ from relay_core.agent.events import (
     AudioStreamStart,
     TextDelta,
 )
-from relay_core.audio import b64decode, b64encode, max_pcm_bytes_for_base64
+from relay_core.audio import max_pcm_bytes_for_base64
+from relay_core.audio_piece import AudioPiece, Codec
 from relay_core.client.messages import ClientErrorCode, check_turn_id
 from relay_core.client.turn_messages import TurnMessage, serialize_turn_message
-from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError
+from relay_core.errors import LimitExceededError, RelayError, SessionStateError
 from relay_core.fields import encode_json
 from relay_core.word_timings import MAX_WORD_INDEX, WordTiming, WordTimings
 
@@ -97,21 +99,7 @@ def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
 def split_pcm_evenly(pcm: bytes, max_bytes: int) -> list[bytes]:
     """Cut s16le ``pcm`` into as few pieces of at most ``max_bytes`` as possible, of near-equal size in whole
     samples (no tiny tail piece); the pieces join back to ``pcm``. Empty PCM gives one empty piece."""
-    samples, odd = divmod(len(pcm), limits.SAMPLE_WIDTH_BYTES)
-    if odd:
-        raise AudioFormatError(f"PCM of {len(pcm)} bytes is not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples")
-    max_samples = max_bytes // limits.SAMPLE_WIDTH_BYTES
-    if max_samples < 1:
-        raise ValueError(f"max_bytes must hold at least one sample; got {max_bytes}")
-    count = max(1, -(-samples // max_samples))
-    base, extra = divmod(samples, count)
-    pieces: list[bytes] = []
-    start = 0
-    for index in range(count):  # the first `extra` pieces hold one sample more than the others
-        end = start + (base + (index < extra)) * limits.SAMPLE_WIDTH_BYTES
-        pieces.append(pcm[start:end])
-        start = end
-    return pieces
+    return [piece.data for piece in AudioPiece.pcm(pcm).split(max_bytes, even=True)]
 
 
 def max_audio_pcm_bytes(budget_bytes: int = limits.CLIENT_FRAME_BUDGET_BYTES) -> int:
@@ -136,6 +124,9 @@ class TurnFramer:
         """True once the terminal message was framed."""
         self.samples = 0
         """Samples of audio framed so far (the next piece's ``sample_offset``)."""
+        self.codec = Codec.PCM_S16LE
+        """The codec of the turn's audio (``audio_stream_start``'s ``format`` when the table knows it): what the
+        framer cuts by."""
 
     @property
     def last_seq(self) -> int:
@@ -211,6 +202,7 @@ class TurnFramer:
         if isinstance(event, AgentStart):
             return [AgentStart(tid, mode=event.mode, model=event.model[:200])]
         if isinstance(event, AudioStreamStart):
+            self.codec = Codec(event.format) if event.format in Codec else Codec.PCM_S16LE
             return [
                 dataclasses.replace(event, request_id=tid, voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS]),
             ]
@@ -261,19 +253,15 @@ class TurnFramer:
         return word if text == word.word else WordTiming(text, word.start_s, word.end_s, final=word.final)
 
     def _audio_pieces(self, event: AudioChunk) -> list[AgentEvent]:
+        """The chunk's audio on the turn's timeline, cut (as its codec allows) into as few near-equal pieces as
+        fit the budget. Raises ``AudioFormatError`` (``UncuttableAudioError`` for a packet too large)."""
         tid = self.turn_id
-        pcm = b64decode(event.data)
-        if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
-            raise AudioFormatError(
-                f"audio_chunk {event.seq} has {len(pcm)} bytes, not whole {limits.SAMPLE_WIDTH_BYTES}-byte samples"
-            )
+        whole = event.piece(start_sample=self.samples, codec=self.codec)
         overhead = self._overhead(AudioChunk(tid, max(event.seq, _WIDE_INT), "", sample_offset=_WIDE_INT))
-        pieces = split_pcm_evenly(pcm, max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead))
-        out: list[AgentEvent] = []
-        for piece in pieces:
-            out.append(AudioChunk(tid, event.seq, b64encode(piece), sample_offset=self.samples))
-            self.samples += len(piece) // limits.SAMPLE_WIDTH_BYTES
-        return out
+        room = max_pcm_bytes_for_base64(self.budget_bytes, overhead_bytes=overhead)
+        pieces = whole.split(room, even=True)
+        self.samples = whole.end_sample
+        return [AudioChunk.of_piece(tid, event.seq, piece, client_wire=True) for piece in pieces]
 
 
 __all__ = ["TurnFramer", "max_audio_pcm_bytes", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]

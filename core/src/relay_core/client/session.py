@@ -32,7 +32,7 @@ from relay_core.agent.events import (
     TextDelta,
     TurnMode,
 )
-from relay_core.audio import b64decode
+from relay_core.audio_piece import AudioPiece
 from relay_core.client.messages import (
     Cancel,
     ClientErrorCode,
@@ -127,6 +127,11 @@ class AudioReceived:
     seq: int
     sample_offset: int
     pcm: bytes
+
+    @property
+    def piece(self) -> AudioPiece:
+        """This audio as a piece of the turn's sample timeline (``end_sample`` is where the next one starts)."""
+        return AudioPiece.pcm(self.pcm, self.sample_offset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,20 +435,17 @@ class ClientSession:
 
     def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived:
         try:
-            pcm = b64decode(event.data)
+            piece = event.piece(start_sample=turn.samples)
         except AudioFormatError as exc:
             raise InvalidFieldError(f"audio_chunk {seq}: {exc.message}") from exc
-        if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
-            raise InvalidFieldError(f"audio_chunk {seq} is not whole 16-bit samples ({len(pcm)} bytes)")
-        if event.sample_offset != turn.samples:
+        if event.sample_offset != piece.start_sample:
             raise InvalidFieldError(
-                f"audio_chunk {seq} starts at sample {event.sample_offset}, expected {turn.samples}"
+                f"audio_chunk {seq} starts at sample {event.sample_offset}, expected {piece.start_sample}"
             )
-        offset = turn.samples
-        turn.samples += len(pcm) // limits.SAMPLE_WIDTH_BYTES
+        turn.samples = piece.end_sample
         if turn._pcm is not None:
-            turn._pcm += pcm
-        return AudioReceived(turn.turn_id, seq, offset, pcm)
+            turn._pcm += piece.data
+        return AudioReceived(turn.turn_id, seq, piece.start_sample, piece.data)
 
     @staticmethod
     def _end(

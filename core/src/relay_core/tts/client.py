@@ -4,13 +4,15 @@ Outgoing: :meth:`TtsClientSession.synthesize`, :meth:`cancel`, :meth:`close` ret
 frame; send it as binary where the transport requires, the server accepts both). Incoming: hand every received
 frame to :meth:`receive_frame`, which returns typed events. Binary frames are attributed to the request most
 recently started (the server is sequential per session); PCM split by a transport at an odd byte is reassembled
-so that every :class:`AudioReceived` holds whole samples.
+so that every :class:`AudioReceived` holds whole samples, as an :class:`~relay_core.audio_piece.AudioPiece` placed
+on the session's sample timeline (every sample received, in order, across its requests).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.errors import ProtocolError
 from relay_core.tts.messages import (
     Cancel,
@@ -35,10 +37,15 @@ class RequestStarted:
 
 @dataclass(frozen=True, slots=True)
 class AudioReceived:
-    """PCM (s16le, whole samples) of the running request."""
+    """Audio (s16le PCM, whole samples) of the running request, placed on the session's sample timeline."""
 
     request_id: str
-    pcm: bytes
+    piece: AudioPiece
+
+    @property
+    def pcm(self) -> bytes:
+        """The piece's PCM bytes."""
+        return self.piece.data
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +81,8 @@ class TtsClientSession:
     pending: list[str] = field(default_factory=list, init=False)
     """Ids of requests sent and not yet ended, in order."""
     current: str | None = field(default=None, init=False)
+    samples: int = field(default=0, init=False)
+    """Samples of audio received so far in this session: where the next piece starts."""
     _odd_byte: bytes = field(default=b"", init=False)
 
     def synthesize(self, request: Synthesize) -> str:
@@ -140,8 +149,10 @@ class TtsClientSession:
         if self.current is None:
             raise ProtocolError("audio arrived with no request running: the server must send synthesis_start first")
         data = self._odd_byte + data
-        whole = len(data) - (len(data) % 2)
+        whole = CODECS[Codec.PCM_S16LE].whole_bytes(len(data))
         self._odd_byte = data[whole:]
         if not whole:
             return []
-        return [AudioReceived(request_id=self.current, pcm=data[:whole])]
+        piece = AudioPiece.pcm(data[:whole], self.samples)
+        self.samples = piece.end_sample
+        return [AudioReceived(request_id=self.current, piece=piece)]
