@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------------------
 
 PROCESS_ENV_PATHS = (
+    "tests/cli/test_ops_cli.py",
     "tests/functions/",
     "tests/local/test_apigw_websocket.py",
     "tests/local/test_captions_gateway.py",
     "tests/local/test_moto_dynamodb.py",
-    "tests/local/test_ops_cli.py",
     "tests/local/test_relay_stack.py",
     "tests/local/test_sagemaker_frontend_stack.py",
     "tests/web/test_web_browser.py",
