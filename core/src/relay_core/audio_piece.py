@@ -125,7 +125,8 @@ class AudioPiece:
     def pcm(cls, data: bytes, start_sample: int = 0) -> AudioPiece:
         """s16le PCM starting at ``start_sample``; its sample count comes from its length. Raises
         ``AudioFormatError`` when ``data`` is not whole samples."""
-        return cls(Codec.PCM_S16LE, bytes(data), start_sample, CODECS[Codec.PCM_S16LE].samples_in(len(data)))
+        data = bytes(data)
+        return cls(Codec.PCM_S16LE, data, start_sample, CODECS[Codec.PCM_S16LE].samples_in(len(data)))
 
     @property
     def spec(self) -> CodecSpec:

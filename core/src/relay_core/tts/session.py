@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from relay_core import limits
+from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.close_codes import NORMAL_CLOSURE
-from relay_core.errors import ProtocolError, SessionStateError
+from relay_core.errors import AudioFormatError, ProtocolError, SessionStateError
 from relay_core.tts.messages import (
     Cancel,
     Close,
@@ -65,6 +66,8 @@ class RunningRequest:
     cancelled: bool = False
     segments: int = 0
     audio_bytes: int = 0
+    samples: int = 0
+    """Samples sent so far: where the request's next piece starts on its timeline."""
 
     @property
     def request_id(self) -> str:
@@ -217,13 +220,18 @@ class TtsServerSession:
     def send_audio(self, request_id: str, pcm: bytes) -> None:
         """Queue one segment's PCM (s16le) as a binary frame. Ignored (not sent) once the request is cancelled."""
         running = self._require_running(request_id)
-        if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
-            raise SessionStateError("PCM must hold whole s16le samples (an even number of bytes)")
+        try:
+            piece = AudioPiece.pcm(pcm, running.samples)
+        except AudioFormatError as exc:
+            raise SessionStateError(
+                f"PCM must hold whole s16le samples (an even number of bytes): {exc.message}"
+            ) from exc
         if running.cancelled or not pcm:
             return
         running.segments += 1
-        running.audio_bytes += len(pcm)
-        self._out.append(bytes(pcm))
+        running.audio_bytes += len(piece.data)
+        running.samples = piece.end_sample
+        self._out.append(piece.data)
 
     def send_word_timings(self, request_id: str, timings: WordTimings) -> None:
         """Queue a ``word_timings`` message of the running request (a request that asked for timings): send it
@@ -244,11 +252,10 @@ class TtsServerSession:
         if running.cancelled:
             self._emit(SynthesisCancelled(request_id=request_id, audio_bytes=running.audio_bytes))
         else:
-            samples = running.audio_bytes // limits.SAMPLE_WIDTH_BYTES
             self._emit(
                 SynthesisComplete(
                     request_id=request_id,
-                    total_duration_s=round(samples / limits.SAMPLE_RATE, 4),
+                    total_duration_s=round(running.samples / CODECS[Codec.PCM_S16LE].sample_rate, 4),
                     elapsed_s=round(elapsed_s, 4),
                     segments=running.segments,
                     audio_bytes=running.audio_bytes,
