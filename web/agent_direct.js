@@ -1,10 +1,10 @@
 // Local mode: talk to the agent's own /invocations (ARCHITECTURE §3) and read its SSE stream directly,
 // without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking) and
-// audio with PcmAssembler (samples reassembled across chunks); the page gets the same events as in
+// audio with PcmTimeline (samples reassembled across chunks and placed on the turn's timeline); the page gets the same events as in
 // gateway mode (the ClientEvent of @kokoro-relay/client's session.js).
 
 import { SseDecoder } from "./sse.js";
-import { PcmAssembler, base64ToBytes } from "./client/pcm.js";
+import { PcmTimeline, base64ToBytes } from "./client/pcm.js";
 import { parseWordIndex, parseWords, playedMsField } from "./client/session.js";
 
 /** The header that names an AgentCore conversation (relay_core.agent.events.AGENTCORE_SESSION_HEADER). */
@@ -22,10 +22,14 @@ export function newSessionId() {
  */
 export class AgentEventMapper {
   constructor() {
-    this._pcm = new PcmAssembler();
+    this._audio = new PcmTimeline();
     this.finished = false;
-    this.samples = 0;
     this.wordMessages = 0;
+  }
+
+  /** Samples of the turn's audio mapped so far. */
+  get samples() {
+    return this._audio.samples;
   }
 
   /**
@@ -40,7 +44,7 @@ export class AgentEventMapper {
       case "text_delta":
         return [{ type: "text_received", turnId, seq: Number(event.seq), text: String(event.text) }];
       case "audio_stream_start":
-        this._pcm.reset();
+        this._audio.reset();
         return [
           {
             type: "audio_started",
@@ -52,9 +56,7 @@ export class AgentEventMapper {
           },
         ];
       case "audio_chunk": {
-        const samples = this._pcm.push(base64ToBytes(String(event.data)));
-        const sampleOffset = this.samples;
-        this.samples += samples.length;
+        const { sampleOffset, samples } = this._audio.append(base64ToBytes(String(event.data)));
         return samples.length > 0 ? [{ type: "audio_received", turnId, seq: Number(event.seq), sampleOffset, samples }] : [];
       }
       case "word_timings": {

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { PcmAssembler, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a } from "../../clients/js/src/pcm.js";
+import { PcmAssembler, PcmTimeline, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "../../clients/js/src/pcm.js";
 
 const samples = Int16Array.from([0, 1, -1, 32767, -32768, 256, -257, 12345]);
 const bytes = new Uint8Array(samples.buffer.slice(0));
@@ -28,6 +28,21 @@ test("pcm: an odd trailing byte is held until its partner arrives", () => {
   asm.push(Uint8Array.from([0xff]));
   asm.reset();
   assert.equal(asm.hasPartialSample, false);
+});
+
+test("pcm: the timeline places every piece after the samples before it, whatever the byte cuts", () => {
+  const timeline = new PcmTimeline();
+  const placed = [bytes.subarray(0, 3), bytes.subarray(3, 3), bytes.subarray(3, 10), bytes.subarray(10)].map((p) => timeline.append(p));
+  assert.deepEqual(placed.map((p) => p.sampleOffset), [0, 1, 1, 5]);
+  assert.deepEqual(Int16Array.from(placed.flatMap((p) => Array.from(p.samples))), samples);
+  assert.equal(timeline.samples, samples.length);
+  timeline.append(Uint8Array.from([0x01]));
+  timeline.reset(); // a new stream: the half sample is dropped, the timeline goes on
+  assert.deepEqual(timeline.append(Uint8Array.from([0x02, 0x00])), { sampleOffset: samples.length, samples: Int16Array.from([2]) });
+});
+
+test("pcm: whole samples are counted from a byte length, anything else is -1", () => {
+  assert.deepEqual([0, 2, 4800, 1, 3].map(pcmSampleCount), [0, 1, 2400, -1, -1]);
 });
 
 test("pcm: base64 round trip", () => {

@@ -4,7 +4,7 @@
 export { RelayClient, Turn, connect } from "./client.js";
 export { Connection, DEFAULT_BACKOFF, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
 export { Emitter } from "./emitter.js";
-export { PcmAssembler, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a } from "./pcm.js";
+export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
 export { PlatformError } from "./platform.js";
 export {
   ClientSession,

@@ -101,6 +101,45 @@ export class PcmAssembler {
 }
 
 /**
+ * Samples in `byteLength` bytes of s16le PCM, or -1 when that is not a whole number of samples.
+ * @param {number} byteLength
+ */
+export function pcmSampleCount(byteLength) {
+  return byteLength % SAMPLE_WIDTH_BYTES === 0 ? byteLength / SAMPLE_WIDTH_BYTES : -1;
+}
+
+/**
+ * One stream's audio timeline (relay_core.audio_piece.AudioPiece): the pieces of s16le PCM in order, each given
+ * as whole samples with the index of its first sample in the stream (`sampleOffset`: every sample before it).
+ * The one place where the client library and the web page turn bytes into a sample timeline.
+ */
+export class PcmTimeline {
+  constructor() {
+    this._assembler = new PcmAssembler();
+  }
+
+  /** Samples placed so far: where the next piece starts. */
+  get samples() {
+    return this._assembler.totalSamples;
+  }
+
+  /**
+   * The next bytes of the stream (cut anywhere) as the whole samples they complete and where those start.
+   * @param {Uint8Array} bytes
+   * @returns {{sampleOffset: number, samples: Int16Array}}
+   */
+  append(bytes) {
+    const sampleOffset = this._assembler.totalSamples;
+    return { sampleOffset, samples: this._assembler.push(bytes) };
+  }
+
+  /** Forget a held-back half sample (a new stream begins); the timeline goes on. */
+  reset() {
+    this._assembler.reset();
+  }
+}
+
+/**
  * Amplitude (as a fraction of full scale) of a dBFS level.
  * @param {number} dbfs
  */

@@ -9,7 +9,7 @@
 // or repeated; audio comes out as whole 16-bit samples. Unlike the Python session, malformed input never
 // throws: it gives a protocol_error event and changes nothing (one bad message must not end a page).
 
-import { PcmAssembler, base64ToBytes } from "./pcm.js";
+import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
 
 /**
  * @typedef {{type: "accepted", turnId: string}
@@ -90,7 +90,6 @@ export class ClientTurn {
     this.outcome = null;
     /** @type {string | null} */
     this.errorCode = null;
-    this.samples = 0;
     this.sampleRate = 24000;
     this.gapReported = false;
     this.resumePending = false;
@@ -98,7 +97,12 @@ export class ClientTurn {
     this.duplicates = 0;
     /** @type {WordTiming[]} every word timing applied so far (only when the turn asked for timings) */
     this.words = [];
-    this._pcm = new PcmAssembler();
+    this._audio = new PcmTimeline();
+  }
+
+  /** Samples of audio applied so far. */
+  get samples() {
+    return this._audio.samples;
   }
 
   get finished() {
@@ -328,13 +332,11 @@ export class ClientSession {
     } catch {
       return protocolError(`audio_chunk ${msg.seq}: data is not base64`);
     }
-    if (bytes.length % 2 !== 0) return protocolError(`audio_chunk ${msg.seq} is not whole 16-bit samples (${bytes.length} bytes)`);
+    if (pcmSampleCount(bytes.length) < 0) return protocolError(`audio_chunk ${msg.seq} is not whole 16-bit samples (${bytes.length} bytes)`);
     if (msg.sample_offset !== turn.samples) {
       return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${turn.samples}`);
     }
-    const samples = turn._pcm.push(bytes);
-    const sampleOffset = turn.samples;
-    turn.samples += samples.length;
+    const { sampleOffset, samples } = turn._audio.append(bytes);
     return { type: "audio_received", turnId: turn.turnId, seq: msg.seq, sampleOffset, samples };
   }
 }

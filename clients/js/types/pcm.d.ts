@@ -12,6 +12,11 @@ export function base64ToBytes(text: string): Uint8Array;
  */
 export function bytesToBase64(bytes: Uint8Array): string;
 /**
+ * Samples in `byteLength` bytes of s16le PCM, or -1 when that is not a whole number of samples.
+ * @param {number} byteLength
+ */
+export function pcmSampleCount(byteLength: number): number;
+/**
  * Amplitude (as a fraction of full scale) of a dBFS level.
  * @param {number} dbfs
  */
@@ -47,5 +52,26 @@ export class PcmAssembler {
      */
     push(bytes: Uint8Array): Int16Array;
     /** Forget a held-back half sample (a new stream begins). */
+    reset(): void;
+}
+/**
+ * One stream's audio timeline (relay_core.audio_piece.AudioPiece): the pieces of s16le PCM in order, each given
+ * as whole samples with the index of its first sample in the stream (`sampleOffset`: every sample before it).
+ * The one place where the client library and the web page turn bytes into a sample timeline.
+ */
+export class PcmTimeline {
+    _assembler: PcmAssembler;
+    /** Samples placed so far: where the next piece starts. */
+    get samples(): number;
+    /**
+     * The next bytes of the stream (cut anywhere) as the whole samples they complete and where those start.
+     * @param {Uint8Array} bytes
+     * @returns {{sampleOffset: number, samples: Int16Array}}
+     */
+    append(bytes: Uint8Array): {
+        sampleOffset: number;
+        samples: Int16Array;
+    };
+    /** Forget a held-back half sample (a new stream begins); the timeline goes on. */
     reset(): void;
 }

@@ -87,7 +87,6 @@ export class ClientTurn {
     outcome: string | null;
     /** @type {string | null} */
     errorCode: string | null;
-    samples: number;
     sampleRate: number;
     gapReported: boolean;
     resumePending: boolean;
@@ -95,7 +94,9 @@ export class ClientTurn {
     duplicates: number;
     /** @type {WordTiming[]} every word timing applied so far (only when the turn asked for timings) */
     words: WordTiming[];
-    _pcm: PcmAssembler;
+    _audio: PcmTimeline;
+    /** Samples of audio applied so far. */
+    get samples(): number;
     get finished(): boolean;
 }
 export class ClientSession {
@@ -243,4 +244,4 @@ export type WordTiming = {
     end_s: number;
     final?: boolean;
 };
-import { PcmAssembler } from "./pcm.js";
+import { PcmTimeline } from "./pcm.js";
