@@ -8,8 +8,8 @@ from array import array
 from dataclasses import dataclass
 from typing import Final
 
-from relay_core import limits
-from relay_core.audio import pcm_duration_s
+from relay_core.audio_piece import AudioPiece
+from relay_core.errors import AudioFormatError
 from relay_functions.ops.errors import SmokeCheckError
 
 MIN_RMS: Final = 200.0
@@ -30,15 +30,17 @@ def check_speech(pcm: bytes, text: str, *, what: str) -> AudioFigures:
     """Figures of ``pcm``; :class:`SmokeCheckError` naming ``what`` unless it is plausible speech for ``text``."""
     if not pcm:
         raise SmokeCheckError(f"{what}: no audio at all")
-    if len(pcm) % limits.SAMPLE_WIDTH_BYTES:
-        raise SmokeCheckError(f"{what}: {len(pcm)} bytes of PCM is not whole 16-bit samples")
+    try:
+        piece = AudioPiece.pcm(pcm)
+    except AudioFormatError as exc:
+        raise SmokeCheckError(f"{what}: {len(pcm)} bytes of PCM is not whole 16-bit samples ({exc.message})") from exc
     samples = array("h")
     samples.frombytes(pcm)
     if sys.byteorder == "big":  # pragma: no cover - little-endian hosts
         samples.byteswap()
     rms = math.sqrt(sum(s * s for s in samples) / len(samples))
     peak = max(abs(s) for s in samples)
-    duration = pcm_duration_s(len(pcm))
+    duration = piece.duration_s
     if rms < MIN_RMS:
         raise SmokeCheckError(f"{what}: {duration:.2f} s of audio is silent (RMS {rms:.0f} < {MIN_RMS:.0f})")
     chars = len(text.strip())
