@@ -83,7 +83,7 @@ class AgentTurn:
     _failed_requests: list[_Failure] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        if self.audio_chunk_bytes < 2:
+        if self.audio_chunk_bytes < CODECS[Codec.PCM_S16LE].cut_unit_bytes():
             raise ValueError(f"audio_chunk_bytes must hold at least one sample; got {self.audio_chunk_bytes}")
 
     # --- events out ------------------------------------------------------------------------------------------
