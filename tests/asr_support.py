@@ -104,10 +104,17 @@ _DECODING: dict[str, Any] = {
 """Greedy decoding, no VAD, no context: deterministic for a given input on a given machine."""
 
 
-def transcribe(model: Any, pcm: bytes, sample_rate: int = 24_000) -> str:
-    """English text of s16le mono ``pcm`` (resampled to 16 kHz; greedy decoding, deterministic)."""
-    segments, _info = model.transcribe(whisper_audio(pcm, sample_rate), **_DECODING)
+def transcribe(model: Any, pcm: bytes, sample_rate: int = 24_000, *, language: str = "en") -> str:
+    """The text of s16le mono ``pcm`` in ``language`` (Whisper's code: en, es, fr, hi, it, pt, ja, zh; resampled to
+    16 kHz; greedy decoding, deterministic)."""
+    segments, _info = model.transcribe(whisper_audio(pcm, sample_rate), **{**_DECODING, "language": language})
     return " ".join(segment.text.strip() for segment in segments)
+
+
+def detect_language(model: Any, pcm: bytes, sample_rate: int = 24_000) -> str:
+    """The language Whisper hears in s16le mono ``pcm`` (its code: en, es, hi, ur ...)."""
+    _segments, info = model.transcribe(whisper_audio(pcm, sample_rate), **{**_DECODING, "language": None})
+    return str(info.language)
 
 
 class TimedWord(NamedTuple):
@@ -208,15 +215,27 @@ def word_error_rate(references: list[str], hypotheses: list[str]) -> float:
     edits = 0
     total = 0
     for reference, hypothesis in zip(references, hypotheses, strict=True):
-        ref, hyp = normalise(reference), normalise(hypothesis)
-        row = list(range(len(hyp) + 1))
-        for i, word in enumerate(ref, 1):
-            previous, row[0] = row[0], i
-            for j, other in enumerate(hyp, 1):
-                previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (word != other))
-        edits += row[len(hyp)]
+        ref = normalise(reference)
+        edits += edit_distance(ref, normalise(hypothesis))
         total += len(ref)
     return edits / max(1, total)
+
+
+def edit_distance(reference: Sequence[str], hypothesis: Sequence[str]) -> int:
+    """Levenshtein distance: substitutions, insertions and deletions turning ``reference`` into ``hypothesis``."""
+    row = list(range(len(hypothesis) + 1))
+    for i, item in enumerate(reference, 1):
+        previous, row[0] = row[0], i
+        for j, other in enumerate(hypothesis, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (item != other))
+    return row[len(hypothesis)]
+
+
+def character_error_rate(reference: str, hypothesis: str) -> float:
+    """Character edits over the reference's characters, letters and digits only, case folded (the measure for
+    languages written without spaces, and a fair one for any language when the spelling of numbers may differ)."""
+    ref = [c for c in reference.casefold() if c.isalnum()]
+    return edit_distance(ref, [c for c in hypothesis.casefold() if c.isalnum()]) / max(1, len(ref))
 
 
 def matched_words(timed: Sequence[TimedWord], recognised: Sequence[TimedWord]) -> list[tuple[TimedWord, TimedWord]]:
@@ -286,7 +305,7 @@ def hear_on_and_off(model: Any, http_url: str, engine: Any, text: str = ASR_TEXT
     captioned = parse_captioned_speech(answer.content)
     on_pcm = b64decode(captioned.audio)
     on_heard, on_recognised = transcribe_words(model, on_pcm, captioned.sample_rate)
-    off_pcm = speak_offline(engine, text, voice=engine.default_voice, policy=RAW)
+    off_pcm = speak_offline(engine, text, policy=RAW)
     return HeardSpeech(
         text=text,
         on_pcm=on_pcm,

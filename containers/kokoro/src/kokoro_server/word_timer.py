@@ -29,6 +29,7 @@ request is still spoken, and the timer sends nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -116,7 +117,7 @@ class WordTimer:
     def stream_started(self, segment: Segment, streamed: StreamedRender) -> None:
         """A segment's front end ran: its words and their predicted spans are known."""
         clock = SegmentWordClock(
-            self._engine.phonemize_word,
+            partial(self._engine.phonemize_word, language=segment.language),
             segment,
             streamed.durations,
             frame_samples=streamed.frame_samples,

@@ -25,12 +25,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines import Rendered, Segment
+from relay_core.languages import Language
 from relay_core.word_timings import MAX_WORD_CHARS, MAX_WORDS, WordTiming, WordTimings, split_words
 
 NON_SPEECH_SYMBOLS = frozenset(" ;:,.!?¡¿—…\"«»“”()-'")
@@ -231,8 +233,8 @@ class TimedSpeechEngine(Protocol):
         """Render one segment with the frames per token."""
         ...
 
-    def phonemize_word(self, word: str) -> str:
-        """One written word's phonemes, filtered to the model's vocabulary."""
+    def phonemize_word(self, word: str, language: Language | None = None) -> str:
+        """One written word's phonemes in ``language``, filtered to the model's vocabulary."""
         ...
 
 
@@ -249,7 +251,9 @@ def segment_word_timings(
     None when the model gave no durations or the segment has no written word."""
     if rendered.durations is None:
         return None
-    words = align_words(segment.text, segment.phonemes, engine.phonemize_word)[:MAX_WORDS]
+    words = align_words(segment.text, segment.phonemes, partial(engine.phonemize_word, language=segment.language))[
+        :MAX_WORDS
+    ]
     if not words:
         return None
     spans = word_sample_spans(words, rendered.durations, rendered.frame_samples)

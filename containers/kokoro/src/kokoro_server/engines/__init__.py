@@ -132,10 +132,10 @@ def load_engine(config: EngineConfig) -> Engine:
         raise EngineError(f"threads={config.threads}: use a positive number, or leave it unset for every core")
     # the inference stacks, loaded with the model (see the module docstring)
     from kokoro_server.engines.engine import Engine  # noqa: PLC0415
-    from kokoro_server.engines.g2p import Phonemizer, Tokenizer  # noqa: PLC0415
+    from kokoro_server.engines.g2p import LanguageG2P, Phonemizer, Tokenizer  # noqa: PLC0415
     from kokoro_server.engines.onnx_synth import OnnxSynthesizer  # noqa: PLC0415
 
-    phonemizer = Phonemizer(config.lang)
+    g2p = LanguageG2P(Phonemizer(config.lang))
     synthesizer: Synthesizer
     if config.engine == "onnx":
         synthesizer = OnnxSynthesizer(config.model_path or assemble_int8_model(), threads=config.threads)
@@ -164,7 +164,7 @@ def load_engine(config: EngineConfig) -> Engine:
     engine = Engine(
         synthesizer=synthesizer,
         voice_bank=voices,
-        phonemizer=phonemizer,
+        g2p=g2p,
         tokenizer=tokenizer,
         default_voice=config.default_voice,
     )

@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from relay_core import limits
+from relay_core.languages import Language
 
 SAMPLE_RATE = limits.SAMPLE_RATE
 """Kokoro-82M produces mono audio at 24 kHz."""
@@ -27,6 +28,8 @@ class Segment:
     text: str
     phonemes: str
     tokens: tuple[int, ...]
+    language: Language | None = None
+    """The language it was read in (None: the server's default G2P); its words' phonemes are looked up in it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,11 +14,13 @@ import numpy.typing as npt
 
 from kokoro_server.engines.base import Rendered, Segment, StreamedRender, Synthesizer
 from kokoro_server.engines.errors import InvalidRequestError
-from kokoro_server.engines.g2p import Phonemizer, Tokenizer
+from kokoro_server.engines.g2p import LanguageG2P, Tokenizer
 from kokoro_server.engines.voice_packs import PREFERRED_DEFAULT_VOICES
 from kokoro_server.engines.voices import VoiceBank
 from relay_core import limits
+from relay_core.languages import Language, language_of_voice
 from relay_core.text import segmenter
+from relay_core.voice_spec import parse_voice_spec
 
 
 class Engine:
@@ -29,13 +31,13 @@ class Engine:
         *,
         synthesizer: Synthesizer,
         voice_bank: VoiceBank,
-        phonemizer: Phonemizer,
+        g2p: LanguageG2P,
         tokenizer: Tokenizer,
         default_voice: str | None = None,
     ) -> None:
         self._synthesizer = synthesizer
         self._voices = voice_bank
-        self._phonemizer = phonemizer
+        self._g2p = g2p
         self._tokenizer = tokenizer
         self.name: str = synthesizer.name
         self.sample_rate: int = synthesizer.sample_rate
@@ -46,8 +48,24 @@ class Engine:
 
     @property
     def language(self) -> str:
-        """The espeak-ng language of the G2P front end."""
-        return self._phonemizer.language
+        """The espeak-ng language of the default G2P (voices of no known language, Latin words in Japanese and
+        Mandarin text)."""
+        return self._g2p.default.language
+
+    def language_for(self, voice: str, lang: Language | None = None) -> Language | None:
+        """The language a request is read in: ``lang`` when given, else its voice's, else None (the default G2P).
+        A blend is read in its first voice's language; it may mix American and British English but no two
+        languages (raises :class:`InvalidRequestError`), unless ``lang`` says which one to read."""
+        if lang is not None:
+            return lang
+        found = [found for entry in parse_voice_spec(voice) if (found := language_of_voice(entry.name)) is not None]
+        if len({language.code.split("-")[0] for language in found}) > 1:
+            names = " and ".join(sorted({language.name for language in found}))
+            raise InvalidRequestError(
+                f"voice {voice!r} blends {names} voices: a blend mixes voices of one language; blend voices of "
+                "one language, or say which language to read with 'lang'"
+            )
+        return found[0] if found else None
 
     def voices(self) -> list[str]:
         """The available voice names, sorted (blends of them are accepted too)."""
@@ -57,25 +75,28 @@ class Engine:
         """Raise :class:`UnknownVoiceError` or :class:`InvalidRequestError` if ``spec`` cannot be used."""
         self._voices.resolve(spec)
 
-    def phonemize_word(self, word: str) -> str:
-        """The phonemes of one written word alone, as the model would hear them (word timings align these)."""
-        return self._tokenizer.keep(self._phonemizer(word))
+    def phonemize_word(self, word: str, language: Language | None = None) -> str:
+        """The phonemes of one written word alone in ``language``, as the model would hear them (word timings align
+        these)."""
+        return self._tokenizer.keep(self._g2p(word, language))
 
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        """Phonemize ``text`` and cut it into segments of 1..510 tokens, in reading order.
+    def plan(self, text: str, *, voice: str, speed: float, lang: Language | None = None) -> list[Segment]:
+        """Phonemize ``text`` in its language (:meth:`language_for`) and cut it into segments of 1..510 tokens,
+        in reading order.
 
-        Voice and speed are validated here, so a bad request fails before any synthesis.
+        Voice, speed and language are validated here, so a bad request fails before any synthesis.
         """
         self.check_voice(voice)
         _check_speed(speed)
+        language = self.language_for(voice, lang)
         segments: list[Segment] = []
         for sentence in segmenter.split_sentences(text):
-            segment = self._segment(sentence)
+            segment = self._segment(sentence, language)
             if len(segment.tokens) <= Tokenizer.MAX_TOKENS:
                 segments.append(segment)
                 continue
-            for piece in segmenter.split_to_fit(sentence, self._fits):
-                segments.append(self._segment(piece))
+            for piece in segmenter.split_to_fit(sentence, lambda part: self._fits(part, language)):
+                segments.append(self._segment(piece, language))
         return [segment for segment in segments if segment.tokens]
 
     def render(self, segment: Segment, *, voice: str, speed: float) -> npt.NDArray[np.float32]:
@@ -124,12 +145,12 @@ class Engine:
         ]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
 
-    def _segment(self, text: str) -> Segment:
-        phonemes = self._tokenizer.keep(self._phonemizer(text))
-        return Segment(text=text, phonemes=phonemes, tokens=tuple(self._tokenizer(phonemes)))
+    def _segment(self, text: str, language: Language | None) -> Segment:
+        phonemes = self._tokenizer.keep(self._g2p(text, language))
+        return Segment(text=text, phonemes=phonemes, tokens=tuple(self._tokenizer(phonemes)), language=language)
 
-    def _fits(self, text: str) -> bool:
-        return len(self._tokenizer(self._phonemizer(text))) <= Tokenizer.MAX_TOKENS
+    def _fits(self, text: str, language: Language | None) -> bool:
+        return len(self._tokenizer(self._g2p(text, language))) <= Tokenizer.MAX_TOKENS
 
 
 def _check_speed(speed: float) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kokoro_server.engines.base import Rendered, Segment, StreamedRender
+from relay_core.languages import Language
 
 
 class SpeechEngine(Protocol):
@@ -33,8 +34,9 @@ class SpeechEngine(Protocol):
         """Raise ``UnknownVoiceError`` or ``InvalidRequestError`` if ``spec`` (a name or a blend) cannot be used."""
         ...
 
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        """G2P and split into segments of at most 510 tokens (blocking)."""
+    def plan(self, text: str, *, voice: str, speed: float, lang: Language | None = None) -> list[Segment]:
+        """G2P in the request's language (``lang``, else the voice's) and split into segments of at most 510
+        tokens (blocking)."""
         ...
 
     def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
@@ -47,8 +49,9 @@ class SpeechEngine(Protocol):
         chunks, concatenated, sound like :meth:`render_timed`'s audio and have its length."""
         ...
 
-    def phonemize_word(self, word: str) -> str:
-        """One written word's phonemes, filtered to the model's vocabulary (word timings align these)."""
+    def phonemize_word(self, word: str, language: Language | None = None) -> str:
+        """One written word's phonemes in ``language`` (a segment's), filtered to the model's vocabulary (word
+        timings align these)."""
         ...
 
 
@@ -75,11 +78,11 @@ class DelegatingEngine:
     def check_voice(self, spec: str) -> None:
         self.inner.check_voice(spec)
 
-    def plan(self, text: str, *, voice: str, speed: float) -> list[Segment]:
-        return self.inner.plan(text, voice=voice, speed=speed)
+    def plan(self, text: str, *, voice: str, speed: float, lang: Language | None = None) -> list[Segment]:
+        return self.inner.plan(text, voice=voice, speed=speed, lang=lang)
 
-    def phonemize_word(self, word: str) -> str:
-        return self.inner.phonemize_word(word)
+    def phonemize_word(self, word: str, language: Language | None = None) -> str:
+        return self.inner.phonemize_word(word, language)
 
     def before_render(self, segment: Segment) -> None:
         """Called (on the worker thread) before each segment is rendered, whole or streamed; does nothing here."""
