@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from kokoro_server.engines.g2p import speaks_japanese
 from relay_core.errors import ProtocolError
+from relay_core.languages import Language, Script, languages_speaking
 from relay_core.tts.messages import TtsErrorCode
 
 LATIN_SCRIPT_LANGUAGES = frozenset(
@@ -104,11 +105,22 @@ JAPANESE_SCRIPTS = frozenset({"HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA", "CJK
 """Scripts that go to the Japanese G2P (kanji are read as Japanese, so Chinese text is read in Japanese)."""
 
 
-def foreign_script(text: str, lang: str, *, japanese: bool | None = None) -> ForeignScript | None:
-    """The first letter of ``text`` that the G2P ``lang`` cannot speak, or None when all of it is speakable.
-    Japanese script is speakable when the Japanese G2P is installed (``japanese`` None: look)."""
-    if lang.lower().split("-")[0] not in LATIN_SCRIPT_LANGUAGES:
+_KOKORO_SCRIPTS = {"DEVANAGARI": Script.DEVANAGARI, "CJK": Script.HAN, "HIRAGANA": Script.KANA, "KATAKANA": Script.KANA}
+"""Unicode script prefixes that are scripts of Kokoro's languages (:data:`relay_core.languages.LANGUAGES`)."""
+
+
+def foreign_script(
+    text: str, lang: str, *, language: Language | None = None, japanese: bool | None = None
+) -> ForeignScript | None:
+    """The first letter of ``text`` that a request cannot speak, or None when all of it is speakable.
+
+    ``language`` (the request's Kokoro language, :meth:`kokoro_server.engines.Engine.language_for`) speaks Latin
+    script and its own (Devanagari for Hindi, hanzi for Mandarin); None: the default G2P ``lang`` decides (a
+    Latin-script espeak-ng language speaks Latin only; any other is not second-guessed). In either case Japanese
+    script is speakable when the Japanese G2P is installed (``japanese`` None: look), as it always was."""
+    if language is None and lang.lower().split("-")[0] not in LATIN_SCRIPT_LANGUAGES:
         return None
+    own = language.scripts if language is not None else frozenset({Script.LATIN})
     japanese_ok = speaks_japanese() if japanese is None else japanese
     for char in text:
         category = unicodedata.category(char)
@@ -117,22 +129,34 @@ def foreign_script(text: str, lang: str, *, japanese: bool | None = None) -> For
         if char in _ALSO_LATIN or unicodedata.name(char, "").startswith("LATIN "):
             continue
         script = _script_of(char)
-        if japanese_ok and script in JAPANESE_SCRIPTS:
+        if (japanese_ok and script in JAPANESE_SCRIPTS) or _KOKORO_SCRIPTS.get(script) in own:
             continue
         return ForeignScript(char=char, script=script, language=_SCRIPT_LANGUAGE.get(script, script.title()))
     return None
 
 
-def check_speakable(text: str, lang: str, *, request_id: str | None = None, name: str = "text") -> None:
-    """Raise ``ProtocolError`` (code ``unsupported_text``) if ``text`` has letters the G2P ``lang`` cannot speak."""
-    found = foreign_script(text, lang)
+def check_speakable(
+    text: str, lang: str, *, language: Language | None = None, request_id: str | None = None, name: str = "text"
+) -> None:
+    """Raise ``ProtocolError`` (code ``unsupported_text``) if ``text`` has letters the request cannot speak
+    (:func:`foreign_script`); the message names the languages that can, and how to ask for one."""
+    found = foreign_script(text, lang, language=language)
     if found is None:
         return
     also = " or Japanese" if speaks_japanese() else ""
+    reader = f"{language.name} ({language.code})" if language is not None else f"this server's {lang} G2P"
+    script = _KOKORO_SCRIPTS.get(found.script)
+    able = languages_speaking(script) if script is not None else ()
+    remedy = (
+        "send it with 'lang' set to "
+        + " or ".join(f"'{other.code}' ({other.name})" for other in able)
+        + " or with a voice of that language"
+        if able
+        else f"none of Kokoro's languages speaks {found.language}"
+    )
     raise ProtocolError(
-        f"'{name}' contains {found.language} script ({found.char!r}, {found.script.lower()}), which this server's "
-        f"{lang} G2P cannot speak (it would read out letter names): send text in Latin script{also}, or send "
-        f"{found.language} text to a server whose G2P language speaks it",
+        f"'{name}' contains {found.language} script ({found.char!r}, {found.script.lower()}), which {reader} cannot "
+        f"speak (it would read out letter names): send text in Latin script{also}, or {remedy}",
         code=TtsErrorCode.UNSUPPORTED_TEXT.value,
         request_id=request_id,
     )

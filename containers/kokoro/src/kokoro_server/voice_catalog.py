@@ -1,10 +1,11 @@
 """What each voice is (language, gender), and OpenAI's voice names mapped onto the configured voices.
 
 Kokoro voice packs are named ``<language><gender>_<name>``: ``jf_alpha`` is a Japanese female voice, ``jm_kumo`` a
-Japanese male one. A voice pack gives the timbre; what is said, and how, comes from the G2P front end. The shipped
-voices are Japanese voice packs: Latin-script text goes through the server's espeak-ng language (``en-us`` by
-default), so they speak English with a Japanese-trained timbre, and Japanese text through the Japanese G2P.
-``GET /v1/audio/voices`` says so for each voice.
+Japanese male one. A voice pack gives the timbre; what is said, and how, comes from the G2P of the request's language:
+the voice's own (:mod:`relay_core.languages`) unless the request names another ``lang``. The embedded voices are
+Japanese packs: Japanese text goes through the Japanese G2P and Latin-script words through the server's espeak-ng
+language (``en-us`` by default), so they speak English with a Japanese-trained timbre; with the official packs
+installed, English is read by English voices. ``GET /v1/audio/voices`` says so for each voice.
 
 OpenAI's names are accepted by ``/v1/audio/speech`` (only there; the session protocol takes voice names and blends):
 its female-sounding voices map, in order, onto the configured female voices, its male-sounding ones onto the male
@@ -16,18 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-LANGUAGES = {
-    "a": "American English",
-    "b": "British English",
-    "e": "Spanish",
-    "f": "French",
-    "h": "Hindi",
-    "i": "Italian",
-    "j": "Japanese",
-    "p": "Brazilian Portuguese",
-    "z": "Mandarin Chinese",
-}
-"""Kokoro's voice-name language letters."""
+from relay_core.languages import language_of_voice
+
 GENDERS = {"f": "female", "m": "male"}
 
 OPENAI_FEMALE = ("alloy", "coral", "nova", "sage", "shimmer")
@@ -45,7 +36,8 @@ class VoiceInfo:
     gender: str
     """female, male, or unknown."""
     speaks: str
-    """The G2P language it speaks through (the server's ``--lang``)."""
+    """The language code its requests are read in unless they say ``lang``: its own (``ja``), or for a voice of
+    no known language the server's ``--lang``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -53,17 +45,22 @@ class VoiceInfo:
             "language": self.language,
             "gender": self.gender,
             "speaks": self.speaks,
-            "description": f"{self.language} {self.gender} voice pack; Latin-script text is read with the "
-            f"{self.speaks} G2P, Japanese text with the Japanese G2P",
+            "description": f"{self.language} {self.gender} voice pack; its text is read as {self.speaks} unless a "
+            "request names another 'lang'",
         }
 
 
 def describe(name: str, *, g2p_lang: str) -> VoiceInfo:
-    """The language and gender a voice's name encodes (``jf_alpha``: Japanese, female)."""
-    prefix = name.split("_", 1)[0] if "_" in name else ""
-    language = LANGUAGES.get(prefix[:1], "unknown") if len(prefix) == 2 else "unknown"
-    gender = GENDERS.get(prefix[1:2], "unknown") if len(prefix) == 2 else "unknown"
-    return VoiceInfo(name=name, language=language, gender=gender, speaks=g2p_lang)
+    """The language and gender a voice's name encodes (``jf_alpha``: Japanese, female); ``g2p_lang`` is the
+    server's default G2P language, which voices of no known language speak."""
+    language = language_of_voice(name)
+    gender = GENDERS.get(name[1:2], "unknown") if language is not None else "unknown"
+    return VoiceInfo(
+        name=name,
+        language=language.name if language is not None else "unknown",
+        gender=gender,
+        speaks=language.code if language is not None else g2p_lang,
+    )
 
 
 def openai_voice_map(voices: list[str], *, default_voice: str) -> dict[str, str]:

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines.errors import ModelFilesError
+from relay_core.languages import language_of_voice
 
 STYLE_ROWS = 510
 STYLE_DIM = 256
@@ -43,18 +44,6 @@ FloatArray = npt.NDArray[np.float32]
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 """A voice name a pack file may have (its file name without the suffix)."""
 
-LANGUAGE_CODES = {
-    "a": "en-us",
-    "b": "en-gb",
-    "e": "es",
-    "f": "fr",
-    "h": "hi",
-    "i": "it",
-    "p": "pt-br",
-    "j": "ja",
-    "z": "zh",
-}
-"""A Kokoro voice name's first letter → the language it was trained on."""
 GENDER_NAMES = {"f": "female", "m": "male"}
 
 PREFERRED_DEFAULT_VOICES = ("af_heart", "jf_alpha")
@@ -338,8 +327,10 @@ class VoiceFacts:
 
 
 def language_of(name: str) -> str:
-    prefix = name.split("_", 1)[0] if "_" in name else ""
-    return LANGUAGE_CODES.get(prefix[:1], "unknown") if len(prefix) == 2 else "unknown"
+    """The code of the language a voice name says it was trained on (:func:`relay_core.languages.language_of_voice`),
+    or ``unknown``."""
+    language = language_of_voice(name)
+    return language.code if language is not None else "unknown"
 
 
 def gender_of(name: str) -> str:
