@@ -12,10 +12,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from relay_core import limits
 from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.defaults import AUDIO_CHUNK_BYTES as DEFAULT_AUDIO_CHUNK_BYTES
 from relay_core.agent.defaults import FIRST_FRAGMENT_WORDS as DEFAULT_FIRST_FRAGMENT_WORDS
+from relay_core.audio_piece import CODECS, Codec
 from voice_agent.errors import ConfigError
 
 ENV_PREFIX = "VOICE_AGENT_"
@@ -79,7 +79,7 @@ class AgentConfig:
             raise ConfigError(f"speak_tokens_per_s must be positive; got {self.speak_tokens_per_s}")
         if self.first_fragment_words is not None and self.first_fragment_words < 1:
             raise ConfigError("first_fragment_words must be at least 1, or None to turn the policy off")
-        if self.audio_chunk_bytes < limits.SAMPLE_WIDTH_BYTES:
+        if self.audio_chunk_bytes < CODECS[Codec.PCM_S16LE].cut_unit_bytes():
             raise ConfigError(f"audio_chunk_bytes must hold at least one sample; got {self.audio_chunk_bytes}")
         if self.max_sentence_chars < 1 or self.tts_connect_timeout_s <= 0 or self.cancel_grace_s < 0:
             raise ConfigError("max_sentence_chars, tts_connect_timeout_s and cancel_grace_s must be positive")
