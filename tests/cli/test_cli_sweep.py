@@ -2,7 +2,7 @@
 arguments, ``--help``, an unknown flag, empty and out-of-range option values. A usage error exits 2 with one line
 on stderr that names the option; a runtime failure exits 1 with one line that says what to do; never a traceback,
 never a file written. Commands that serve until Ctrl-C with no arguments (``relay up``, ``kokoro-server``,
-``voice-agent``) are not run bare here: ``relay up``'s Ctrl-C is tests/local/test_relay_commands.py's, the two
+``voice-agent``) are not run bare here: ``relay up``'s Ctrl-C is tests/cli/test_relay_commands.py's, the two
 servers' is the last test below.
 The processes run four at a time, with no AWS credentials and the instance metadata service off.
 """

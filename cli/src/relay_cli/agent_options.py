@@ -1,7 +1,7 @@
 """The agent options ``relay up`` and ``relay chat --local`` share: which model the local agent runs.
 
-Part of the ``relay`` CLI half of this package (``relay_local.CLI_MODULES``): it names the stand-ins' models and
-transports through ``relay_core.agent.defaults`` and ``voice_agent.config``, never by importing a stand-in."""
+It names the stand-ins' models and transports through ``relay_core.agent.defaults`` and ``voice_agent.config``,
+never by importing a stand-in (``relay_local``), so ``relay --help`` loads none."""
 
 from __future__ import annotations
 
