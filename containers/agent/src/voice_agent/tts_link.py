@@ -216,7 +216,7 @@ class TtsLink:
                 if isinstance(event, TimingsReceived):
                     yield self._on_turn_timeline(event.timings)
                 if isinstance(event, AudioReceived):
-                    self._samples += len(event.pcm) // limits.SAMPLE_WIDTH_BYTES
+                    self._samples += event.piece.samples
                     yield LinkAudio(request_id=event.request_id, pcm=event.pcm, voice=self._speaking_voice)
                 elif isinstance(event, RequestEnded):
                     self._unfinished.pop(event.request_id, None)
