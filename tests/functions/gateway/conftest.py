@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from moto import mock_aws
 from moto.apigatewaymanagementapi.models import apigatewaymanagementapi_backends
 from moto.awslambda_simple.models import LambdaSimpleBackend
+from moto.dynamodb.responses import DynamoHandler
 
 from relay_core.agent.events import AgentEnd, AgentEvent, AgentPayload, TurnStatus, serialize_event
 from relay_core.sse import encode_sse
@@ -117,9 +118,29 @@ def settings() -> GatewaySettings:
     return make_settings()
 
 
+_ONE_REQUEST_AT_A_TIME = threading.Lock()
+
+
+def serialize_dynamodb_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make moto apply one DynamoDB request at a time, as DynamoDB applies one write at a time to an item.
+
+    moto checks a write's ``ConditionExpression`` and then applies it with no lock, so two threads (a route handler
+    and a relay) can both pass their conditions against the same old item: a resume and the relay's close, each
+    conditional on the other not having happened, would both succeed, which DynamoDB never allows."""
+    call_action = DynamoHandler.call_action
+
+    def one_at_a_time(handler: DynamoHandler) -> Any:
+        with _ONE_REQUEST_AT_A_TIME:
+            return call_action(handler)
+
+    monkeypatch.setattr(DynamoHandler, "call_action", one_at_a_time)
+
+
 @pytest.fixture
-def dynamodb(aws: None, settings: GatewaySettings) -> Any:
-    """A moto DynamoDB client with the two tables (partition key ``pk``, TTL ``expires_at``)."""
+def dynamodb(aws: None, settings: GatewaySettings, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A moto DynamoDB client with the two tables (partition key ``pk``, TTL ``expires_at``); each request is
+    applied whole before the next (:func:`serialize_dynamodb_requests`)."""
+    serialize_dynamodb_requests(monkeypatch)
     client = boto3.client("dynamodb", region_name=REGION)
     for table in (settings.connections_table, settings.turns_table):
         client.create_table(

@@ -8,19 +8,21 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta
 from relay_functions.gateway import cancel, connect, default, disconnect, resume, send_message
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
-from relay_functions.gateway.turns import TurnState
+from relay_functions.gateway.turns import TurnState, TurnStore
 
 ROUTES: dict[str, Callable[[dict[str, Any], Any], Any]] = {
     "$default": default.handler,
@@ -234,10 +236,54 @@ def worlds(dynamodb: Any, gw: ModuleType, lambda_context: Any, relay_threads: An
     set_process_deps(None)
 
 
+RESUME_DURING_THE_CLOSE: list[Op] = [
+    ("send", "a1", "t1"),
+    ("send", "a1", "t0"),
+    ("cancel", "a1", None, None),
+    ("finish", "t1"),
+    ("resume", "a2", "t1", -1),
+]
+"""A script this property once failed on: the resume's switch of the turn and the relay's close of its record reach
+the turns table at the same moment; the resumed connection a2 must end up free whichever write goes first."""
+
+
+@example(script=RESUME_DURING_THE_CLOSE)
 @property_settings(40)
 @given(script=ops)
 def test_valid_messages_in_any_order_on_two_users_connections(worlds: Callable[[], World], script: list[Op]) -> None:
-    world = worlds()
+    check_script(worlds(), script)
+
+
+def test_a_resume_that_meets_the_relays_close_leaves_no_connection_claimed(
+    worlds: Callable[[], World], gw: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The resume's conditional switch and the relay's conditional close start together (each waits for the other
+    at its first call): whichever DynamoDB applies first, the other sees it, and a2 is left free."""
+    both = threading.Barrier(2, timeout=gw.DEADLINE_S)
+    first_call: set[str] = set()
+
+    def meeting(name: str, write: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapped(self: TurnStore, *args: Any, **kwargs: Any) -> Any:
+            if name not in first_call:
+                first_call.add(name)
+                both.wait()  # a broken barrier (the other write never came) fails the test
+            return write(self, *args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(TurnStore, "resume", meeting("resume", TurnStore.resume))
+    monkeypatch.setattr(TurnStore, "close", meeting("close", TurnStore.close))
+    switch_s = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the two threads take turns every few bytecodes: the writes interleave finely
+    try:
+        check_script(worlds(), RESUME_DURING_THE_CLOSE)
+    finally:
+        sys.setswitchinterval(switch_s)
+    assert first_call == {"resume", "close"}
+
+
+def check_script(world: World, script: list[Op]) -> None:
+    """Play ``script``, end every agent turn, wait for the relays, and check what every test of a script asserts."""
     for op in script:
         world.apply(op)
     world.finishing = True
