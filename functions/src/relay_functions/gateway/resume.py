@@ -6,6 +6,13 @@ another turn runs there), then one conditional write on the turn record checks t
 still there (state not ``closed``) and that the client was not away too long, and stores the new connection
 id, ``after_seq`` and a bumped ``resume_count``; the connection the turn leaves is then released (it no longer
 runs the turn, and may start another: the relay, which releases it too at the end, may not have started yet).
+That connection is the one this write replaced, as the write itself returns it (``ReturnValues=ALL_OLD``): of
+two resumes racing, the second releases the first's connection, which the relay may never see.
+
+Whatever order DynamoDB applies these writes and the relay's in, no connection stays claimed by a finished turn:
+the claim comes before the switch and is released if the switch fails (a closed turn refuses it); a switch that
+succeeds comes before the relay's close, which is conditional on ``resume_count`` (the relay must read it, serve
+the new connection, and release it when it exits). docs/functions.md, "Resume and the connection's claim".
 The relay (another Lambda, which holds the turn's recent messages) sees the switch within
 ``turn_relay.POLL_INTERVAL_S`` and posts ``turn_accepted`` then every message after ``after_seq``, then the rest
 live. Refusals: ``unknown_turn`` (no such turn of this user), ``resume_expired`` (the turn finished and its relay
@@ -29,9 +36,8 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
     append_keys(turn_id=message.turn_id)
     if not deps.connections.claim_turn(ctx.connection_id, message.turn_id, reclaim=True):
         raise rejection(ClientErrorCode.TURN_IN_PROGRESS, "another turn is running on this connection")
-    before = deps.turns.get(message.turn_id)
     try:
-        deps.turns.resume(
+        left = deps.turns.resume(
             message.turn_id,
             user_id=connection.user_id,
             connection_id=ctx.connection_id,
@@ -41,9 +47,10 @@ def resume_turn(ctx: RouteContext, connection: Connection, message: Resume, deps
     except RelayError:
         deps.connections.release_turn(ctx.connection_id, message.turn_id)
         raise
-    if before is not None and before.connection_id != ctx.connection_id:
-        # the connection the turn leaves no longer runs it (the relay may not have started yet to release it)
-        deps.connections.release_turn(before.connection_id, message.turn_id)
+    if left.connection_id != ctx.connection_id:
+        # the connection the switch took the turn from no longer runs it (the relay may not have started yet to
+        # release it, or may never see it: a second resume can switch the turn on before the relay's next read)
+        deps.connections.release_turn(left.connection_id, message.turn_id)
     count("Resumes")
     logger.info("turn switched to this connection", extra={"after_seq": message.after_seq})
 

@@ -21,6 +21,7 @@ condition, is :data:`relay_core.relay.turn_record.TRANSITIONS`; every condition 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,31 +108,43 @@ class TurnStore:
         )
 
     def resume(self, turn_id: str, *, user_id: str, connection_id: str, after_seq: int, window_s: float) -> Turn:
-        """Switch the turn to a new connection, replaying after ``after_seq``. Raises ``UnknownTurnError`` (no
-        such turn for this user) or ``ResumeExpiredError`` (the relay has exited, or the client was away longer
-        than ``window_s``)."""
+        """Switch the turn to a new connection, replaying after ``after_seq``; the record as this write found it,
+        returned by the write itself (its ``connection_id`` is the connection the turn leaves: of two resumes racing,
+        each learns the one it replaced, which no read before or after the write can tell). Raises
+        ``UnknownTurnError`` (no such turn for this user) or ``ResumeExpiredError`` (the relay has exited, or the
+        client was away longer than ``window_s``)."""
         now = self._clock.now()
-        ok = self._update(
-            turn_id,
-            RecordWrite.RESUME,
+        values: dict[str, Any] = {
+            ":c": {"S": connection_id},
+            ":a": {"N": str(after_seq)},
+            ":one": {"N": "1"},
+            ":u": {"S": user_id},
+            ":cutoff": {"N": _num(now - window_s)},
+        }
+        update = (
             "SET connection_id = :c, resume_after_seq = :a, resume_count = resume_count + :one, updated_at = :now "
-            "REMOVE detached_at",
-            {
-                ":c": {"S": connection_id},
-                ":a": {"N": str(after_seq)},
-                ":one": {"N": "1"},
-                ":u": {"S": user_id},
-                ":cutoff": {"N": _num(now - window_s)},
-            },
+            "REMOVE detached_at"
         )
-        turn = self.get(turn_id)
-        if turn is None or turn.user_id != user_id:
-            raise UnknownTurnError(f"there is no turn {turn_id!r} of yours: check the turn_id")
-        if not ok:
+        try:
+            response = self._write(
+                turn_id,
+                RecordWrite.RESUME,
+                update,
+                values,
+                ReturnValues="ALL_OLD",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as exc:
+            if not is_conditional_failure(exc):
+                raise
+            found: Mapping[str, Any] = exc.response  # with ALL_OLD, a failed condition answers the record as it is
+            record = found.get("Item")
+            if not record or record.get("user_id", {}).get("S") != user_id:
+                raise UnknownTurnError(f"there is no turn {turn_id!r} of yours: check the turn_id") from None
             raise ResumeExpiredError(
                 "this turn can no longer be resumed (it finished, or you were away too long): send the prompt again",
-            )
-        return turn
+            ) from None
+        return _turn(response["Attributes"])
 
     def claim_relay(self, turn_id: str) -> bool:
         """Mark the turn as taken by a relay; False if a relay already took it (Lambda may deliver an asynchronous
@@ -159,6 +172,18 @@ class TurnStore:
 
     def _update(self, turn_id: str, write: RecordWrite, update: str, values: dict[str, Any]) -> bool:
         """One conditional write of the table's ``write``; False when its condition does not hold."""
+        try:
+            self._write(turn_id, write, update, values)
+        except ClientError as exc:
+            if is_conditional_failure(exc):
+                return False
+            raise
+        return True
+
+    def _write(self, turn_id: str, write: RecordWrite, update: str, values: dict[str, Any], **returns: str) -> Any:
+        """One conditional write of the table's ``write`` (its condition generated from the table), asking for
+        ``returns`` (``ReturnValues`` ...); the response. A condition that does not hold raises DynamoDB's
+        ``ConditionalCheckFailedException``."""
         check = condition(write)
         values = {**values, **state_values(write), ":now": {"N": _num(self._clock.now())}}
         names = {"#state": "state"} if "#state" in update or "#state" in check else None
@@ -168,16 +193,11 @@ class TurnStore:
             "UpdateExpression": update,
             "ConditionExpression": check,
             "ExpressionAttributeValues": values,
+            **returns,
         }
         if names:
             kwargs["ExpressionAttributeNames"] = names
-        try:
-            self._db.update_item(**kwargs)
-        except ClientError as exc:
-            if is_conditional_failure(exc):
-                return False
-            raise
-        return True
+        return self._db.update_item(**kwargs)
 
 
 def _turn(item: dict[str, Any]) -> Turn:
