@@ -6,8 +6,10 @@ a numbered envelope, :class:`TurnMessage`. The envelope carries the ``turn_id`` 
 ``request_id`` (and ``session_id``), and the agent's per-kind counters give way to it: an ``audio_chunk``'s own
 number is written ``chunk``, a ``text_delta``'s is left out. :data:`CLIENT_FIELDS` names, per event type, the
 event fields the client wire carries and in which order; two of them exist only there (``audio_chunk``'s
-``sample_offset``, where its first sample sits in the turn's audio, and ``audio_stream_end``'s ``total_samples``),
-set by the relay's framer. None is larger than ``limits.CLIENT_FRAME_BUDGET_BYTES`` in UTF-8.
+``sample_offset``, where its first sample sits in the turn's audio: the ``start_sample`` of the
+:class:`~relay_core.audio_piece.AudioPiece` it carries, :meth:`~relay_core.agent.events.AudioChunk.piece`; and
+``audio_stream_end``'s ``total_samples``), set by the relay's framer. None is larger than
+``limits.CLIENT_FRAME_BUDGET_BYTES`` in UTF-8.
 
 A turn ends with exactly one terminal message (:attr:`TurnMessage.terminal`: ``agent_end`` or ``error`` with
 ``seq``), and nothing follows it. :func:`parse_server_message` reads any gateway → client message, telling a turn
