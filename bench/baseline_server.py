@@ -65,9 +65,9 @@ async def session(websocket: WebSocket) -> None:
                 continue
             await flush()
             assert request.request_id is not None
-            assert request.voice is not None
+            assert request.options.voice is not None
             started = time.perf_counter()
-            pcm = await asyncio.to_thread(render_whole, request.text, request.voice, request.speed)
+            pcm = await asyncio.to_thread(render_whole, request.text, request.options.voice, request.options.speed)
             elapsed = time.perf_counter() - started
             tts.send_audio(request.request_id, pcm)
             tts.finish_request(request.request_id, elapsed_s=elapsed, first_audio_s=elapsed)

@@ -35,6 +35,7 @@ from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
+from relay_core.speech_options import SpeechOptions
 from relay_core.text.segmenter import split_sentences
 
 RULES = {
@@ -47,7 +48,7 @@ BASELINE = "whole, early cut"
 
 async def listen(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[Listener, float]:
     """One reply on a fresh session: what its listener hears, and the whole synthesis time."""
-    speech = ScheduledSpeech(engine, scheduler, SchedulerSession("bench"), text=text, voice="jf_alpha", speed=1.0)
+    speech = ScheduledSpeech(engine, scheduler, SchedulerSession("bench"), text=text, options=SpeechOptions("jf_alpha"))
     playback = Listener()
     start = time.perf_counter()
     async for pcm in speech.pcm_segments():
@@ -115,7 +116,7 @@ def report_wer(engine: SpeechEngine, texts: list[str]) -> None:
     words = [len(asr.normalise(text)) for text in texts]
     edits = {}
     for name, policy in RULES.items():
-        spoken = [speak_offline(engine, text, voice="jf_alpha", policy=policy) for text in texts]
+        spoken = [speak_offline(engine, text, options=SpeechOptions("jf_alpha"), policy=policy) for text in texts]
         edits[name] = edits_per_text(texts, [asr.transcribe(model, pcm) for pcm in spoken], asr.word_error_rate, words)
         print(f"{name}: WER {sum(edits[name]) / sum(words):.4f}", flush=True)
     comparisons = [(b, BASELINE) for b in RULES if b != BASELINE] + [("streamed, sentences", "streamed, early cut")]

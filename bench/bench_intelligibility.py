@@ -69,9 +69,7 @@ def load_asr_support() -> ModuleType:
 
 def timed_speech(engine: SpeechEngine, scheduler: Scheduler, text: str) -> tuple[bytes, list[Any]]:
     """The PCM and word timings a fresh WebSocket/HTTP request gets for ``text`` (server defaults)."""
-    spoken = asyncio.run(
-        speak_timed(engine, scheduler, text=text, voice=engine.default_voice, speed=1.0, request_id="bench")
-    )
+    spoken = asyncio.run(speak_timed(engine, scheduler, text=text, request_id="bench"))
     return spoken.pcm, list(spoken.words)
 
 
@@ -140,11 +138,11 @@ def main() -> None:
         heard_on.append(text_on)
         row: list[object] = [index, asr.word_error_rate([text], [text_on])]
         if not args.agreement_only:
-            pcm_off = speak_offline(engine, text, voice=engine.default_voice, policy=RAW)
+            pcm_off = speak_offline(engine, text, policy=RAW)
             heard_off.append(asr.transcribe(whisper, pcm_off, engine.sample_rate))
             row.append(asr.word_error_rate([text], [heard_off[-1]]))
         if args.no_cut:
-            pcm_no_cut = speak_offline(engine, text, voice=engine.default_voice, policy=NO_CUT)
+            pcm_no_cut = speak_offline(engine, text, policy=NO_CUT)
             heard_no_cut.append(asr.transcribe(whisper, pcm_no_cut, engine.sample_rate))
             row.append(asr.word_error_rate([text], [heard_no_cut[-1]]))
             print(f"reply {index}: no cut {heard_no_cut[-1]!r}")

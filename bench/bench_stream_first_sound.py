@@ -36,6 +36,7 @@ from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.word_timer import WordTimer
+from relay_core.speech_options import SpeechOptions
 from relay_core.text.segmenter import split_sentences
 
 
@@ -49,8 +50,7 @@ async def timed(
         scheduler,
         SchedulerSession("bench"),
         text=text,
-        voice="jf_alpha",
-        speed=1.0,
+        options=SpeechOptions("jf_alpha"),
         timer=WordTimer(engine, request_id="bench") if timings else None,
     )
     start = time.perf_counter()

@@ -88,7 +88,7 @@ def plan_segments_decoded(engine: Engine, plan: list[list[str]]) -> list[tuple[i
         for pieces in plan:
             previous = None
             for text in pieces:
-                speak_offline(engine, text, voice=engine.default_voice, previous=previous)
+                speak_offline(engine, text, previous=previous)
                 previous = text
     finally:
         setattr(onnx_synth, "decode_windows", counted)  # noqa: B010

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     words = [len(asr.normalise(text)) for text in texts]
     edits: dict[str, list[int]] = {}
     for name, policy in ways.items():
-        audio = [speak_offline(engine, text, voice=engine.default_voice, policy=policy) for text in texts]
+        audio = [speak_offline(engine, text, policy=policy) for text in texts]
         heard = [asr.transcribe(model, pcm) for pcm in audio]
         edits[name] = edits_per_text(texts, heard, asr.word_error_rate, words)
         print(f"{name}: WER {sum(edits[name]) / sum(words):.4f}", flush=True)

@@ -21,6 +21,7 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.silence import first_audible_sample, pcm16_to_float
 from relay_core import limits
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts.messages import SESSION_PATH, SynthesisComplete, Synthesize
 from relay_local.stack import wait_until_ready
@@ -200,7 +201,9 @@ async def speak_session(ws_url: str, pieces: Sequence[str], *, voice: str | None
     async with connect(ws_url, max_size=None, open_timeout=120) as ws:
         start = time.perf_counter()
         for i, text in enumerate(pieces):
-            await ws.send(client.synthesize(Synthesize(text=text, voice=voice, request_id=f"p{i}")).encode())
+            await ws.send(
+                client.synthesize(Synthesize(text=text, options=SpeechOptions(voice), request_id=f"p{i}")).encode()
+            )
         await ws.send(client.close())
         while not client.idle:
             for event in client.receive_frame(await ws.recv()):
@@ -245,7 +248,9 @@ async def speak_pieces(ws_url: str, pieces: Sequence[str], *, voice: str | None 
     async with connect(ws_url, max_size=None) as ws:
         start = time.perf_counter()
         for i, text in enumerate(pieces):
-            await ws.send(client.synthesize(Synthesize(text=text, voice=voice, request_id=f"p{i}")).encode())
+            await ws.send(
+                client.synthesize(Synthesize(text=text, options=SpeechOptions(voice), request_id=f"p{i}")).encode()
+            )
         await ws.send(client.close())
         seen: set[str] = set()
         while not client.idle:

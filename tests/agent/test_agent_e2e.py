@@ -141,7 +141,7 @@ def _expected_pcm(engine: Any, pieces: list[str]) -> bytes:
     out = bytearray()
     previous: str | None = None
     for piece in pieces:
-        out.extend(speak_offline(engine, piece, voice=engine.default_voice, previous=previous))
+        out.extend(speak_offline(engine, piece, previous=previous))
         previous = piece
     return bytes(out)
 

@@ -33,6 +33,7 @@ from relay_core.agent.events import (
     TextDelta,
     parse_event,
 )
+from relay_core.speech_options import SpeechOptions
 from relay_core.sse import SseDecoder
 from relay_local.servers import BackgroundServer
 from relay_transport.base import TtsConnection, TtsTransport
@@ -364,7 +365,9 @@ def test_an_unknown_voice_is_refused_before_any_text_and_a_known_one_is_checked_
 
     async def go(voice: str) -> list[AgentEvent]:
         async with httpx.AsyncClient(timeout=120) as client:
-            return (await collect_turn(client, agent.agent_url, AgentPayload(prompt="Hello.", voice=voice))).events
+            return (
+                await collect_turn(client, agent.agent_url, AgentPayload(prompt="Hello.", options=SpeechOptions(voice)))
+            ).events
 
     refused = asyncio.run(go("no_such_voice"))
     assert len(refused) == 1

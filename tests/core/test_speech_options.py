@@ -61,6 +61,8 @@ def test_absent_fields_are_the_defaults_and_an_empty_voice_is_the_default_voice(
     assert isinstance(parsed.speed, float)
     with pytest.raises(InvalidFieldError, match="leave it out"):
         SpeechOptions(voice="")
+    with pytest.raises(InvalidFieldError, match="'speed' must be a number"):
+        SpeechOptions(speed=None)  # type: ignore[arg-type]
 
 
 def test_the_fields_are_flat_voice_only_when_set_then_speed() -> None:

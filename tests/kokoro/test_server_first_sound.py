@@ -18,6 +18,7 @@ from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
 from relay_core.close_codes import TRY_AGAIN_LATER
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts.messages import SynthesisComplete, Synthesize
 
@@ -51,19 +52,19 @@ async def session_pcm(url: str, texts: list[str]) -> dict[str, bytes]:
 
 def test_every_transport_speaks_by_the_same_policy(onnx_engine: Engine, tts_server: Any) -> None:
     voice = onnx_engine.default_voice
-    alone = speak_offline(onnx_engine, FIRST, voice=voice)
-    after = speak_offline(onnx_engine, SECOND, voice=voice, previous=FIRST)
-    raw = speak_offline(onnx_engine, FIRST, voice=voice, policy=RAW)
+    alone = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice))
+    after = speak_offline(onnx_engine, SECOND, options=SpeechOptions(voice), previous=FIRST)
+    raw = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), policy=RAW)
 
     got = asyncio.run(asyncio.wait_for(session_pcm(tts_server.ws_url, [FIRST, SECOND]), 240))
-    cut = speak_offline(onnx_engine, FIRST, voice=voice, first_fragment_words=4)
+    cut = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), first_fragment_words=4)
     with httpx.Client(base_url=tts_server.http_url, timeout=240) as http:
         answer = http.post("/invocations", json={"text": FIRST, "format": "pcm"})
         asked = http.post("/invocations", json={"text": FIRST, "format": "pcm", "first_fragment_words": 4})
     assert answer.status_code == 200
     # with the decoder streamed (the default) the server leaves the first sentence whole; a request may still ask
     # for the first-fragment cut: two segments instead of one, so different audio
-    assert alone == speak_offline(onnx_engine, FIRST, voice=voice, first_fragment_words=0)
+    assert alone == speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), first_fragment_words=0)
     assert asked.content == cut
     assert cut != alone
 

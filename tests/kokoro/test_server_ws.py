@@ -199,10 +199,10 @@ def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
         assert len(planned) == 3  # the first fragment, the rest of the first sentence, the second sentence
         assert len(times) >= 4  # several frames for the first segment, then one per segment
         if engine_name == "onnx" and not timings:
-            reference = speak_offline(engine, STREAMED, voice=engine.default_voice, policy=policy)
+            reference = speak_offline(engine, STREAMED, policy=policy)
             assert peer.pcm("multi") == reference
             pieces = [e.pcm for _, e in peer.events if isinstance(e, AudioReceived) and e.request_id == "multi"]
-            whole = speak_offline(engine, STREAMED, voice=engine.default_voice)
+            whole = speak_offline(engine, STREAMED)
             later = b"".join(pieces[-2:])
             assert later == whole[len(whole) - len(later) :], "the segments after the first sound are decoded whole"
     assert outcome.segments == len(times)  # the session counts the binary frames it sent

@@ -25,6 +25,7 @@ from kokoro_server.engines.speech_engine import DelegatingEngine
 from kokoro_server.policy import SpeechPolicy
 from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
+from relay_core.speech_options import SpeechOptions
 
 VOICE = "jf_alpha"
 FIRST = "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport."
@@ -134,7 +135,7 @@ async def _session(
     logged = _LoggedEngine(engine, label, log)
     out: list[list[bytes]] = []
     for index, text in enumerate(texts):
-        speech = ScheduledSpeech(logged, scheduler, session, text=text, voice=VOICE, speed=1.0)
+        speech = ScheduledSpeech(logged, scheduler, session, text=text, options=SpeechOptions(VOICE))
         await speech.plan()
         if index == 0:
             await start.wait()
@@ -170,7 +171,7 @@ def _offline(engine: Engine, texts: tuple[str, ...], policy: SpeechPolicy) -> by
     out = b""
     previous: str | None = None
     for text in texts:
-        out += speak_offline(engine, text, voice=VOICE, policy=policy, previous=previous)
+        out += speak_offline(engine, text, options=SpeechOptions(VOICE), policy=policy, previous=previous)
         previous = text
     return out
 
@@ -209,7 +210,7 @@ def test_a_long_segment_right_after_a_short_first_sound_streams_too(onnx_engine:
     is the session's PCM alone."""
     texts = (f"Sure. {FIRST} {SECOND}",)
     results, calls = _run(onnx_engine, ON, (texts, SESSIONS[1]))
-    assert b"".join(results[0][0]) == speak_offline(onnx_engine, texts[0], voice=VOICE, policy=ON)
+    assert b"".join(results[0][0]) == speak_offline(onnx_engine, texts[0], options=SpeechOptions(VOICE), policy=ON)
     mine = [(text, chunk) for who, text, chunk in calls if who == "s0"]
     segments = list(dict.fromkeys(text for text, _ in mine))
     chunks = {text: [chunk for t, chunk in mine if t == text] for text in segments}

@@ -26,6 +26,7 @@ from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
 from relay_core import limits
+from relay_core.speech_options import SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings
 
 TEXTS = (
@@ -80,7 +81,7 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
         )
         try:
             speech = ScheduledSpeech(
-                onnx_engine, scheduler, SchedulerSession("s"), text=text, voice="jf_alpha", speed=1.0
+                onnx_engine, scheduler, SchedulerSession("s"), text=text, options=SpeechOptions("jf_alpha")
             )
             assert await speech.plan() == 1
             return [pcm async for pcm in speech.pcm_segments()]
@@ -90,7 +91,10 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
     got = asyncio.run(pieces())
     assert len(got) >= 3
     reference = speak_offline(
-        onnx_engine, text, voice="jf_alpha", policy=SpeechPolicy(first_fragment_words=None, stream_decoder=True)
+        onnx_engine,
+        text,
+        options=SpeechOptions("jf_alpha"),
+        policy=SpeechPolicy(first_fragment_words=None, stream_decoder=True),
     )
     assert b"".join(got) == reference
 
@@ -111,7 +115,7 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
         try:
             timer = WordTimer(onnx_engine, request_id="r") if timed else None
             speech = ScheduledSpeech(
-                onnx_engine, scheduler, SchedulerSession("s"), text=text, voice="jf_alpha", speed=1.0, timer=timer
+                onnx_engine, scheduler, SchedulerSession("s"), text=text, options=SpeechOptions("jf_alpha"), timer=timer
             )
             events: list[WordTimings | bytes] = []
             async for event in speech.events():
@@ -130,7 +134,7 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
     assert len(shaped) == 2
     assert len(pieces) >= 5, "each segment's audio goes out in several pieces"
     assert pieces == untimed, "the timed request's audio goes out piece for piece as the untimed one's"
-    assert b"".join(pieces) == speak_offline(onnx_engine, text, voice="jf_alpha", policy=policy)
+    assert b"".join(pieces) == speak_offline(onnx_engine, text, options=SpeechOptions("jf_alpha"), policy=policy)
     assert any(not m.final for m in messages), "words not final yet go out as estimates instead of waiting"
     assert any(m.index is not None for m in messages), "estimates are replaced by a later message"
 

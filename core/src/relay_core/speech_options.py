@@ -49,6 +49,8 @@ class SpeechOptions:
                 f"'voice' must be 1 to {limits.MAX_VOICE_SPEC_CHARS} characters; leave it out for the default voice",
                 request_id=request_id,
             )
+        if self.speed is None:  # the wire reads a null speed as absent; a constructed one must be a number
+            raise InvalidFieldError("'speed' must be a number, not NoneType", request_id=request_id)
         _checked_fields(self.to_json_fields(), request_id=request_id)
 
     def with_voice(self, voice: str) -> SpeechOptions:

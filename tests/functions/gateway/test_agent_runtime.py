@@ -15,6 +15,7 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta, TurnMode, parse_event
+from relay_core.speech_options import SpeechOptions
 from relay_core.sse import SseDecoder
 from relay_functions.gateway.agent_runtime import AgentUnavailableError, BodyStream, BotoAgentRuntime
 
@@ -30,7 +31,7 @@ def test_a_turn_is_invoked_on_the_session_and_its_sse_body_decoded(aws: None, gw
     agent, stub = runtime(gw)
     events = [AgentStart("t-1"), TextDelta("t-1", 0, "Hello there. "), AgentEnd("t-1")]
     body = gw.sse(*events)
-    payload = AgentPayload(prompt="hi", mode=TurnMode.BIDI, voice="jf_alpha", speed=1.0, request_id="t-1")
+    payload = AgentPayload(prompt="hi", mode=TurnMode.BIDI, options=SpeechOptions("jf_alpha"), request_id="t-1")
     stub.add_response(
         "invoke_agent_runtime",
         {"contentType": "text/event-stream", "statusCode": 200, "response": StreamingBody(io.BytesIO(body), len(body))},

@@ -81,7 +81,9 @@ def test_send_message_accepts_and_hands_the_turn_to_the_relay(
     assert request.turn_id == accepted["turn_id"]
     assert (request.connection_id, request.user_id) == (CONN, USER)
     assert request.connections_endpoint == gw.ENDPOINT
-    assert request.agent.prompt == "Tell me about the sea in two sentences." and request.agent.voice == "jf_alpha"
+    assert (
+        request.agent.prompt == "Tell me about the sea in two sentences." and request.agent.options.voice == "jf_alpha"
+    )
     assert request.agent.request_id == request.turn_id
     connection = deps.connections.get(CONN)
     assert connection is not None and connection.active_turn == request.turn_id

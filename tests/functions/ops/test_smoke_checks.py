@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.messages import SynthesisComplete, SynthesisStart, TtsFailed, serialize
 from relay_functions.ops.emf import emf_document
 from relay_functions.ops.errors import SmokeCheckError
@@ -36,7 +37,7 @@ async def speak(
 ) -> None:
     request_id = str(rid if rid is not None else request["request_id"])
     audio = pcm if pcm is not None else tone(2.5)
-    await ws.send(serialize(SynthesisStart(request_id=request_id, voice="jf_alpha", speed=1.0)))
+    await ws.send(serialize(SynthesisStart(request_id=request_id, options=SpeechOptions("jf_alpha"))))
     await ws.send(audio)
     await ws.send(
         serialize(SynthesisComplete(request_id, 2.5, 0.1, segments=1, audio_bytes=len(audio), first_audio_s=0.05))

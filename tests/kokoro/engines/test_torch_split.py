@@ -27,6 +27,7 @@ from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import pcm16_to_float
 from kokoro_server.stream_quality import snr_db
+from relay_core.speech_options import SpeechOptions
 
 pytestmark = pytest.mark.slow
 
@@ -124,7 +125,9 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: E
     async def pieces() -> list[bytes]:
         scheduler = Scheduler(workers=1, name="torch-stream", speech=policy)
         try:
-            speech = ScheduledSpeech(torch_engine, scheduler, SchedulerSession("s"), text=text, voice=VOICE, speed=1.0)
+            speech = ScheduledSpeech(
+                torch_engine, scheduler, SchedulerSession("s"), text=text, options=SpeechOptions(VOICE)
+            )
             assert await speech.plan() == 1
             return [pcm async for pcm in speech.pcm_segments()]
         finally:
@@ -134,7 +137,7 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: E
     got = asyncio.run(pieces())
     assert len(got) >= 3
     torch.manual_seed(SEED)
-    reference = speak_offline(torch_engine, text, voice=VOICE, policy=policy)
+    reference = speak_offline(torch_engine, text, options=SpeechOptions(VOICE), policy=policy)
     # the same audio: torch's CPU kernels do not promise bit-equal results between the scheduler's worker thread and
     # this one (differences of one bit up to ~250 of 32767 were seen, about -40 dB); a wrong crop, order or chunk
     # puts the pieces out of phase with the reference (SNR near 0 dB)
@@ -143,6 +146,9 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: E
     assert snr_db(offline, streamed) > 25
     torch.manual_seed(SEED)
     whole = speak_offline(
-        torch_engine, text, voice=VOICE, policy=SpeechPolicy(first_fragment_words=None, stream_decoder=False)
+        torch_engine,
+        text,
+        options=SpeechOptions(VOICE),
+        policy=SpeechPolicy(first_fragment_words=None, stream_decoder=False),
     )
     assert whole != reference

@@ -122,7 +122,7 @@ class VoiceAgentService:
 
     async def turn(self, payload: AgentPayload, request_id: str, session_id: str | None) -> AsyncGenerator[JsonObject]:
         """The turn's events as JSON objects; exactly one terminal event, never a stack trace."""
-        voice = payload.voice or self.config.voice
+        voice = payload.options.voice or self.config.voice
         try:
             await self.voices.check(voice)
         except UnknownVoiceError as exc:
@@ -133,8 +133,7 @@ class VoiceAgentService:
             request_id=request_id,
             prompt=payload.prompt,
             mode=payload.mode,
-            voice=voice,
-            speed=payload.speed,
+            options=payload.options if voice is None else payload.options.with_voice(voice),
             session_id=session_id,
             timings=payload.timings,
         )

@@ -29,6 +29,7 @@ from relay_core import limits
 from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.events import AgentErrorCode, AgentFailed
 from relay_core.errors import ProtocolError
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import (
     AudioReceived,
     FrameRefused,
@@ -79,18 +80,17 @@ class TtsLink:
         transport: TtsTransport,
         *,
         request_prefix: str,
-        voice: str | None,
-        speed: float,
+        options: SpeechOptions,
         max_reconnects: int = 1,
         capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S,
         backoff_s: tuple[float, float] = agent_defaults.TTS_CAPACITY_BACKOFF_S,
     ) -> None:
         self._transport = transport
         self._prefix = request_prefix
-        self._voice = voice
-        self._speaking_voice = voice or ""
+        self._options = options
+        """How every sentence request is spoken."""
+        self._speaking_voice = options.voice or ""
         """The voice the server announced for the request being spoken (its default when none was asked)."""
-        self._speed = speed
         self._reconnects_left = max_reconnects
         self._conn: TtsConnection | None = None
         self._client = TtsClientSession()
@@ -226,7 +226,7 @@ class TtsLink:
                 elif isinstance(event, FrameRefused):
                     logger.warning("TTS session error: %s %s", event.error.code, event.error.message)
                 elif isinstance(event, RequestStarted):
-                    self._speaking_voice = event.message.voice
+                    self._speaking_voice = event.message.options.voice or ""
                     self._request_start[event.message.request_id] = self._samples
                     self._request_words[event.message.request_id] = self._words_held
 
@@ -248,7 +248,7 @@ class TtsLink:
     def _request(self, request_id: str, text: str) -> Synthesize:
         # Word timings always: the turn needs them to cut its history at a barge-in (cheap; a container that does
         # not know the field ignores it, and the cut is then skipped).
-        return Synthesize(text=text, voice=self._voice, speed=self._speed, request_id=request_id, timings=True)
+        return Synthesize(text=text, options=self._options, request_id=request_id, timings=True)
 
     async def _connect(self) -> None:
         self._conn = await self._transport.connect()

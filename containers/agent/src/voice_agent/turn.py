@@ -43,6 +43,7 @@ from relay_core import limits
 from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.events import AgentEvent, TurnMode
 from relay_core.agent.turn import AgentTurn
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings, heard_prefix, interrupted
 from relay_transport.base import TtsTransport
@@ -78,8 +79,8 @@ class TurnRequest:
     request_id: str
     prompt: str
     mode: TurnMode = TurnMode.BIDI
-    voice: str | None = None
-    speed: float = limits.DEFAULT_SPEED
+    options: SpeechOptions = DEFAULT_SPEECH
+    """How the reply is spoken (voice None: the TTS server's default)."""
     session_id: str | None = None
     timings: bool = False
     """Emit ``word_timings`` events (the agent collects the timings anyway, for a barge-in's cut)."""
@@ -130,8 +131,7 @@ class Turn:
         self._link = TtsLink(
             transport,
             request_prefix=request.request_id,
-            voice=request.voice,
-            speed=request.speed,
+            options=request.options,
             capacity_wait_s=settings.tts_capacity_wait_s,
         )
         self.machine = AgentTurn(

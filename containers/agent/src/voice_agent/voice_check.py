@@ -15,6 +15,7 @@ import logging
 from collections import OrderedDict
 
 from relay_core.errors import ProtocolError
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import Synthesize, TtsErrorCode, TtsFailed
 from relay_transport.base import TtsTransport
@@ -64,7 +65,9 @@ class VoiceCheck:
         conn = await self._transport.connect()
         try:
             client = TtsClientSession()
-            await conn.send(client.synthesize(Synthesize(text=PROBE_TEXT, voice=voice, request_id=PROBE_REQUEST_ID)))
+            await conn.send(
+                client.synthesize(Synthesize(PROBE_TEXT, SpeechOptions(voice), request_id=PROBE_REQUEST_ID))
+            )
             await conn.send(client.cancel(PROBE_REQUEST_ID))
             await conn.send(client.close())
             while True:

@@ -29,6 +29,7 @@ from kokoro_server.state import NotReadyError, server_state
 from kokoro_server.word_timer import WordTimer
 from relay_core.audio import b64encode
 from relay_core.errors import ProtocolError
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.tts.http_events import MAX_BODY_BYTES, AudioFormat, parse_openai_speech
 from relay_core.tts.session import random_request_id
 from relay_core.word_timings import CAPTIONED_SPEECH_PATH, CaptionedSpeech, WordTiming, apply_word_timings
@@ -48,13 +49,18 @@ class TimedSpeech:
 
 
 async def speak_timed(
-    engine: SpeechEngine, scheduler: Scheduler, *, text: str, voice: str, speed: float, request_id: str
+    engine: SpeechEngine,
+    scheduler: Scheduler,
+    *,
+    text: str,
+    options: SpeechOptions = DEFAULT_SPEECH,
+    request_id: str,
 ) -> TimedSpeech:
     """Speak ``text`` as one request through ``scheduler`` (the server's policies, like any route) and collect its
     word timings. The scheduler session is closed however this ends; synthesis errors propagate."""
     session = scheduler.open_session(label=request_id)
     timer = WordTimer(engine, request_id=request_id)
-    synthesis = ScheduledSpeech(engine, scheduler, session, text=text, voice=voice, speed=speed, timer=timer)
+    synthesis = ScheduledSpeech(engine, scheduler, session, text=text, options=options, timer=timer)
     pieces: list[bytes] = []
     words: list[WordTiming] = []
     try:
@@ -86,8 +92,7 @@ async def captioned_speech(request: Request) -> Response:
             engine,
             scheduler,
             text=speech.input,
-            voice=speech.voice or engine.default_voice,
-            speed=speech.speed,
+            options=speech.options,
             request_id=request_id,
         )
     except EngineError as exc:

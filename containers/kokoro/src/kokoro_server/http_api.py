@@ -64,8 +64,7 @@ async def invocations(request: Request) -> Response:
         return from_protocol_error(exc).response()
     job = SpeechJob(
         text=parsed.text,
-        voice=parsed.voice,
-        speed=parsed.speed,
+        options=parsed.options,
         format=parsed.format,
         stream=parsed.stream,
         sse=sse,
@@ -89,10 +88,10 @@ async def openai_speech(request: Request) -> Response:
     except ProtocolError as exc:
         return from_protocol_error(exc).response()
     sse = parsed.stream_format is OpenAiStreamFormat.SSE
+    voice = resolve_openai_voice(parsed.options.voice, engine.voices(), default_voice=engine.default_voice)
     job = SpeechJob(
         text=parsed.input,
-        voice=resolve_openai_voice(parsed.voice, engine.voices(), default_voice=engine.default_voice),
-        speed=parsed.speed,
+        options=parsed.options if voice is None else parsed.options.with_voice(voice),
         format=parsed.format,
         stream=not parsed.format.whole_file_header,
         sse=sse,

@@ -47,6 +47,7 @@ from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import first_fragment
 from relay_core.word_timings import WordTimings
 
@@ -151,16 +152,16 @@ def speak_offline(
     engine: SpeechEngine,
     text: str,
     *,
-    voice: str,
-    speed: float = 1.0,
+    options: SpeechOptions = DEFAULT_SPEECH,
     policy: SpeechPolicy | None = None,
     previous: str | None = None,
     first_fragment_words: int | None = None,
 ) -> bytes:
     """The PCM a fresh session (or one that last spoke ``previous``) gets for ``text`` under ``policy`` (default:
-    the server default; ``first_fragment_words`` as a request gives it), computed in this thread without a server:
-    the reference for tests and benchmarks."""
+    the server default; ``first_fragment_words`` and ``options`` as a request gives them, voice None meaning the
+    engine's default), computed in this thread without a server: the reference for tests and benchmarks."""
     policy = policy if policy is not None else SpeechPolicy()
+    voice, speed = options.voice or engine.default_voice, options.speed
     words = policy.fragment_words(first_fragment_words, heard=previous is not None, streams=engine.streams)
     plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
     heard = previous is not None
@@ -187,7 +188,8 @@ def speak_offline(
 
 
 class ScheduledSpeech:
-    """Speak ``text`` with ``voice`` at ``speed`` as jobs of ``session``. Drive it from one coroutine at a time.
+    """Speak ``text`` as ``options`` say (voice None: the engine's default) as jobs of ``session``. Drive it from one
+    coroutine at a time.
 
     ``first_fragment_words`` is the request's own first-fragment choice (0 = off); None takes the server's
     default, which applies while the session has heard nothing yet. ``timer``: the request's word timer (a request
@@ -201,8 +203,7 @@ class ScheduledSpeech:
         session: SchedulerSession,
         *,
         text: str,
-        voice: str,
-        speed: float,
+        options: SpeechOptions = DEFAULT_SPEECH,
         first_fragment_words: int | None = None,
         timer: WordTimer | None = None,
     ) -> None:
@@ -210,8 +211,10 @@ class ScheduledSpeech:
         self.scheduler = scheduler
         self.session = session
         self.text = text
-        self.voice = voice
-        self.speed = speed
+        self.options = options
+        self.voice = options.voice or engine.default_voice
+        """The voice spoken: the request's, or the engine's default."""
+        self.speed = options.speed
         self.timer = timer
         self.policy = scheduler.speech
         self.fragment_words = self.policy.fragment_words(

@@ -28,6 +28,7 @@ from relay_core import limits
 from relay_core.agent.events import serialize_event
 from relay_core.audio import b64encode, chunk_pcm
 from relay_core.errors import LimitExceededError
+from relay_core.speech_options import SpeechOptions
 from relay_core.sse import encode_sse
 from relay_core.tts.http_events import (
     HEADER_AUDIO_DURATION,
@@ -58,8 +59,8 @@ class SpeechJob:
     """What to say and how to answer."""
 
     text: str
-    voice: str | None
-    speed: float
+    options: SpeechOptions
+    """How to speak it (voice None: the engine's default)."""
     format: AudioFormat
     stream: bool
     sse: bool
@@ -100,8 +101,7 @@ async def speech_response(engine: SpeechEngine, scheduler: Scheduler, job: Speec
         scheduler,
         session,
         text=job.text,
-        voice=job.voice or engine.default_voice,
-        speed=job.speed,
+        options=job.options,
         first_fragment_words=job.first_fragment_words,
         timer=WordTimer(engine, request_id=job.request_id) if timed else None,
     )

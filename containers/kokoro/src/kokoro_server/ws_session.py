@@ -134,14 +134,12 @@ class SessionSocket:
     async def _speak(self, request: Synthesize) -> None:
         rid = request.request_id
         assert rid is not None
-        assert request.voice is not None
         synthesis = ScheduledSpeech(
             self.engine,
             self.scheduler,
             self.jobs,
             text=request.text,
-            voice=request.voice,
-            speed=request.speed,
+            options=request.options,
             first_fragment_words=request.first_fragment_words,
             timer=WordTimer(self.engine, request_id=rid) if request.timings else None,
         )
