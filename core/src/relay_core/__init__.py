@@ -6,10 +6,10 @@ no message is spelled out twice.
 
 What a user of the core imports is named here (``__all__``): the one family of turn events (the agent events of
 §3), the numbered envelope that carries them to clients, the client's protocol and state machine, the relay's
-framer, the TTS session's two ends, SSE framing and the exception tree's roots. Everything else (every limit,
-the TTS session's messages, the relay's own machine, the turn record) stays in its module, imported by name:
-``from relay_core import limits``, ``from relay_core.tts.messages import Synthesize``. Importing the package
-loads the standard library and nothing else.
+framer, the TTS session's two ends, the audio piece and its codecs, SSE framing and the exception tree's roots.
+Everything else (every limit, the TTS session's messages, the relay's own machine, the turn record) stays in its
+module, imported by name: ``from relay_core import limits``, ``from relay_core.tts.messages import Synthesize``.
+Importing the package loads the standard library and nothing else.
 """
 
 from relay_core.agent.events import (
@@ -30,6 +30,7 @@ from relay_core.agent.events import (
     parse_request,
     serialize_event,
 )
+from relay_core.audio_piece import AudioPiece, Codec
 from relay_core.client.framing import TurnFramer
 from relay_core.client.messages import (
     Cancel,
@@ -57,12 +58,14 @@ __all__ = [
     "AgentPayload",
     "AgentStart",
     "AudioChunk",
+    "AudioPiece",
     "AudioStreamEnd",
     "AudioStreamStart",
     "Cancel",
     "ClientErrorCode",
     "ClientEvent",
     "ClientSession",
+    "Codec",
     "ProtocolError",
     "Rejection",
     "RelayError",
