@@ -63,6 +63,60 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The quick selection (owner: the suite; `make check` runs the tests marked neither slow, model nor browser)
+# ---------------------------------------------------------------------------------------------------------
+
+MODEL_FIXTURES = frozenset(
+    {"onnx_engine", "torch_engine", "converted_weights_dir", "tts_server", "sagemaker_frontend", "relay_stack", "asr"}
+)
+"""Fixtures that load a real model (Kokoro, directly or through the servers that hold it, or Whisper): a test that
+uses one, however indirectly, is marked ``model``."""
+MODEL_PATHS = (
+    "tests/kokoro/convert/",
+    "tests/kokoro/engines/test_engine_installed_voices.py",
+    "tests/kokoro/engines/test_engine_onnx.py",
+    "tests/kokoro/engines/test_engine_torch.py",
+)
+"""Files whose tests load the model themselves (``load_engine``, the weight converter): all marked ``model``."""
+BROWSER_PATHS = ("tests/web/test_web_browser.py", "tests/web/test_web_mobile.py")
+"""Files whose tests start Chromium: all marked ``browser``."""
+QUICK_ENV = "RELAY_TESTS_QUICK"
+"""Set (by ``make check``) to refuse, with a message naming the marker to add, any in-process ONNX model session that
+a test of the quick selection opens: a test that loads the model without a model fixture fails instead of making
+the quick check slow."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that loads a model (:data:`MODEL_FIXTURES`, :data:`MODEL_PATHS`) ``model`` and every test
+    that starts Chromium (:data:`BROWSER_PATHS`) ``browser``; ``-m "not slow and not model and not browser"`` is the
+    quick selection."""
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or path.startswith(MODEL_PATHS):
+            item.add_marker(pytest.mark.model)
+        if path.startswith(BROWSER_PATHS):
+            item.add_marker(pytest.mark.browser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under :data:`QUICK_ENV`, an ONNX model session opened in this process fails the test that opened it."""
+    if not os.environ.get(QUICK_ENV):
+        return
+    import onnxruntime  # noqa: PLC0415 - only for the quick check
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(
+            "this test loads an ONNX model, which the quick selection (make check) leaves out: use a model fixture "
+            "(tests/conftest.py MODEL_FIXTURES) or add its file to MODEL_PATHS"
+        )
+
+    onnxruntime.InferenceSession = refuse
+
+
+# --------------------------------------------- end quick selection ---------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
 # Kokoro engines (owner: kokoro engines; used by tests/kokoro/engines and the kokoro server tests)
 # ---------------------------------------------------------------------------------------------------------
 
@@ -170,6 +224,41 @@ def official_voices() -> Path:
             f"there, or set {TEST_VOICES_ENV} to their directory"
         )
     return directory
+
+
+@contextmanager
+def _static_http_server(directory: Path) -> Iterator[str]:
+    """A static HTTP server on 127.0.0.1 (a free port) serving ``directory`` at ``/voices``, as the model's
+    repository serves its packs; yields the base URL; stopped on exit."""
+    import functools  # noqa: PLC0415
+    import http.server  # noqa: PLC0415
+    import threading  # noqa: PLC0415
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def translate_path(self, path: str) -> str:
+            return super().translate_path(path.removeprefix("/voices"))
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(directory))
+    )
+    thread = threading.Thread(target=server.serve_forever, name="voices-http", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/voices"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def serve_voices() -> Callable[[Path], AbstractContextManager[str]]:
+    """``with serve_voices(directory) as base_url``: ``directory``'s packs over HTTP on loopback, like the model's
+    repository (``kokoro-server voices fetch --base-url``, ``$KOKORO_VOICES_URL``)."""
+    return _static_http_server
 
 
 # --------------------------------------------- end voice packs -------------------------------------------

@@ -22,10 +22,14 @@ def test_runtime_points_the_agent_at_the_endpoint_and_model(relay_app: Synthesiz
                     "VOICE_AGENT_SAGEMAKER_ENDPOINT": Match.any_value(),
                     "VOICE_AGENT_MODEL": "bedrock",
                     "VOICE_AGENT_MODEL_ID": "amazon.nova-lite-v1:0",
-                    "VOICE_AGENT_VOICE": "jf_alpha",
                 }
             ),
         },
+    )
+    variables = relay_app.template("Agent")["Resources"]
+    (runtime,) = [r for r in variables.values() if r["Type"] == "AWS::BedrockAgentCore::Runtime"]
+    assert "VOICE_AGENT_VOICE" not in runtime["Properties"]["EnvironmentVariables"], (
+        "no relay:voice: the endpoint's default voice (af_heart once the English packs are uploaded)"
     )
 
 

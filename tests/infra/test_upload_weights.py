@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +13,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from kokoro_server.engines.errors import ModelFilesError
 from relay_infra.upload_weights import (
     WeightsBucketNotFoundError,
+    fetch_english,
     prefix_is_filled,
     upload_directory,
+    upload_voices,
+    voice_files,
     weights_bucket_name,
 )
 
@@ -63,3 +70,52 @@ def test_the_bucket_name_comes_from_the_speech_data_stack_output() -> None:
         cloudformation.create_stack(StackName="KokoroRelay-dev-SpeechData", TemplateBody=json.dumps(template))
         name = weights_bucket_name(cloudformation, "KokoroRelay-dev-SpeechData")
         assert name in [b["Name"] for b in boto3.client("s3", region_name="us-east-1").list_buckets()["Buckets"]]
+
+
+def test_the_installed_voices_go_beside_the_models_once(s3: Any, official_voices: Path, tmp_path: Path) -> None:
+    installed = tmp_path / "voices"
+    installed.mkdir()
+    for name in ("af_heart", "bf_emma"):
+        shutil.copy(official_voices / f"{name}.pt", installed / f"{name}.pt")
+    (installed / "notes.txt").write_text("not a pack")
+
+    def must_not_fetch(directory: Path) -> None:
+        raise AssertionError(f"packs are installed in {directory}: nothing to fetch")
+
+    files = voice_files(installed, fetch_english=must_not_fetch)
+    assert [path.name for path in files] == ["af_heart.pt", "bf_emma.pt"]
+    assert upload_voices(s3, files, "weights", "kokoro-82m/") == [
+        "kokoro-82m/voices/af_heart.pt",
+        "kokoro-82m/voices/bf_emma.pt",
+    ]
+    body = s3.get_object(Bucket="weights", Key="kokoro-82m/voices/af_heart.pt")["Body"].read()
+    assert body == (official_voices / "af_heart.pt").read_bytes()
+    assert upload_voices(s3, files, "weights", "kokoro-82m/") == [], "a pack already in the bucket is not sent again"
+
+
+def test_with_no_voices_installed_the_official_english_ones_are_fetched_and_checked(
+    s3: Any,
+    official_voices: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    serve_voices: Callable[[Path], AbstractContextManager[str]],
+) -> None:
+    from kokoro_server.engines.voice_packs import ENGLISH_VOICES  # noqa: PLC0415
+    from kokoro_server.voices_cli import BASE_URL_ENV  # noqa: PLC0415
+
+    installed = tmp_path / "cache" / "voices"
+    with serve_voices(official_voices) as base_url:
+        monkeypatch.setenv(BASE_URL_ENV, base_url)
+        files = voice_files(installed, fetch_english=fetch_english)
+    assert sorted(path.stem for path in files) == sorted(ENGLISH_VOICES)
+    keys = upload_voices(s3, files, "weights", "kokoro-82m/")
+    assert len(keys) == len(ENGLISH_VOICES) == 28
+
+    tampered = tmp_path / "served"
+    shutil.copytree(official_voices, tampered)
+    (tampered / "af_heart.pt").write_bytes(b"not the official pack")
+    with serve_voices(tampered) as base_url:
+        monkeypatch.setenv(BASE_URL_ENV, base_url)
+        with pytest.raises(ModelFilesError, match="SHA-256"):
+            voice_files(tmp_path / "empty", fetch_english=fetch_english)
+    assert not list((tmp_path / "empty").glob("*.pt")), "a refused download installs nothing"

@@ -4,12 +4,9 @@ digests, a tampered pack refused with one line and nothing installed, unofficial
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import http.server
 import shutil
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +16,8 @@ import torch
 from kokoro_server.cli import main
 from kokoro_server.engines.voice_packs import ENGLISH_VOICES, OFFICIAL_SHA256, read_pt
 from kokoro_server.voices_cli import BASE_URL_ENV
+
+ServeVoices = Callable[[Path], AbstractContextManager[str]]
 
 EMBEDDED = ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"]
 
@@ -44,29 +43,6 @@ def listed(out: str) -> dict[str, list[str]]:
     lines = out.splitlines()
     assert lines[0].split() == ["voice", "language", "gender", "official", "source"]
     return {line.split()[0]: line.split()[1:] for line in lines[1:-1]}
-
-
-@contextlib.contextmanager
-def http_server(directory: Path) -> Iterator[str]:
-    """A static HTTP server on 127.0.0.1 (a free port) serving ``directory``; its base URL, stopped on exit."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="voices-http", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/voices"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def translate_path(self, path: str) -> str:
-        return super().translate_path(path.removeprefix("/voices"))
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
 
 
 def test_nothing_installed_lists_the_embedded_voices(cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,9 +117,9 @@ def test_unofficial_packs_after_a_shape_check(
 
 
 def test_fetch_from_the_models_repository(
-    official_voices: Path, cache: Path, capsys: pytest.CaptureFixture[str]
+    official_voices: Path, cache: Path, capsys: pytest.CaptureFixture[str], serve_voices: ServeVoices
 ) -> None:
-    with http_server(official_voices) as base_url:
+    with serve_voices(official_voices) as base_url:
         status, out, err = voices(capsys, "fetch", "af_heart", "jm_kumo", "--base-url", base_url)
         assert (status, err) == (0, "")
         assert "installed af_heart (en-us, female, official)" in out
@@ -161,12 +137,12 @@ def test_fetch_from_the_models_repository(
 
 
 def test_fetch_refuses_a_tampered_download_and_installs_nothing(
-    official_voices: Path, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    official_voices: Path, cache: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], serve_voices: ServeVoices
 ) -> None:
     served = tmp_path / "served"
     shutil.copytree(official_voices, served)
     _tamper(served / "bf_emma.pt")
-    with http_server(served) as base_url:
+    with serve_voices(served) as base_url:
         status, out, err = voices(capsys, "fetch", "af_heart", "bf_emma", "--base-url", base_url)
         assert status == 1
         assert out == ""

@@ -106,7 +106,9 @@ class RelayConfig:
     """A pushed arm64 agent image; absent = build containers/agent/Dockerfile as an asset at deploy time."""
     model_id: str = "amazon.nova-lite-v1:0"
     """Bedrock model (or cross-region inference profile, e.g. ``us.amazon.nova-lite-v1:0``) the agent writes with."""
-    voice: str = "jf_alpha"
+    voice: str = ""
+    """The agent's voice when a turn names none; empty: the endpoint's default, ``af_heart`` once ``make deploy``
+    has put the English packs beside the model (``upload_weights``), ``jf_alpha`` with the embedded ones only."""
 
     turns_per_minute: int = 10
     resume_window_s: int = 30

@@ -5,6 +5,12 @@ directory (config.json, one .pth, voices/*.pt) under ``relay:weightsPrefix`` of
 ``<project>-<environment>-weights-<account>-<region>``. Without ``--weights-dir`` it uses the weights converted
 offline from the shipped int8 ONNX (``kokoro_server.convert``; docs/torch-weights.md). A prefix that already
 holds a config.json is left as it is (re-runs are cheap); ``--force`` uploads again.
+
+The voice packs installed on this machine (``kokoro-server voices install|fetch``, in ``$KOKORO_RELAY_CACHE/voices``)
+go beside the model's, under ``<prefix>voices/``, so the endpoint serves the voices ``relay up`` serves here; with
+none installed, the official English packs are fetched first (from ``$KOKORO_VOICES_URL``, the model's repository
+by default, each checked against its pinned SHA-256). A pack already in the bucket is not uploaded again;
+``--no-voices`` uploads the model's own voices only.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +71,50 @@ def upload_directory(s3: Any, directory: Path, bucket: str, prefix: str) -> list
     return keys
 
 
+def voice_files(directory: Path, *, fetch_english: Callable[[Path], object]) -> list[Path]:
+    """The installed voice packs to upload (``<name>.pt`` and ``<name>.npy`` of ``directory``); when there are
+    none, ``fetch_english(directory)`` installs the official English ones first (and must raise if it cannot)."""
+
+    def installed() -> list[Path]:
+        return sorted(path for path in directory.glob("*") if path.suffix in {".pt", ".npy"} and path.is_file())
+
+    if not installed():
+        fetch_english(directory)
+    files = installed()
+    if not files:
+        raise FileNotFoundError(f"no voice packs in {directory} after fetching the English ones")
+    return files
+
+
+def upload_voices(s3: Any, files: list[Path], bucket: str, prefix: str) -> list[str]:
+    """Upload each voice pack to ``s3://bucket/<prefix>voices/<file name>`` unless a file of that key is there
+    already; returns the keys written."""
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"{prefix}voices/").get("Contents", [])
+    present = {item["Key"] for item in listed}
+    keys = []
+    for path in files:
+        key = f"{prefix}voices/{path.name}"
+        if key not in present:
+            s3.upload_file(str(path), bucket, key)
+            keys.append(key)
+    return keys
+
+
+def fetch_english(directory: Path) -> None:
+    """Install the official English packs into ``directory`` (``kokoro-server voices fetch``, hashes checked)."""
+    from kokoro_server.engines.voice_packs import ENGLISH_VOICES  # noqa: PLC0415 - only when nothing is installed
+    from kokoro_server.voices_cli import default_base_url, run_fetch  # noqa: PLC0415
+
+    print(f"no voice packs installed in {directory}: fetching the official English ones")
+    run_fetch(list(ENGLISH_VOICES), directory, default_base_url())
+
+
+def _installed_voices_dir() -> Path:
+    from kokoro_server.engines.model_files import installed_voices_dir  # noqa: PLC0415
+
+    return installed_voices_dir()
+
+
 def _weights_dir(given: str | None) -> Path:
     if given:
         return Path(given)
@@ -76,6 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m relay_infra.upload_weights", description=__doc__)
     parser.add_argument("--weights-dir", help="a KModel weights directory (default: converted from the ONNX)")
     parser.add_argument("--force", action="store_true", help="upload even if the prefix is already filled")
+    parser.add_argument(
+        "--no-voices", action="store_true", help="do not upload the installed voice packs (nor fetch English ones)"
+    )
     parser.add_argument("-c", "--context", action="append", default=[], help="CDK context, key=value")
     args = parser.parse_args(argv)
     cdk_json = json.loads((REPO_ROOT / "infra" / "cdk.json").read_text(encoding="utf-8"))
@@ -91,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"upload_weights: {exc}", file=sys.stderr)
         return 1
     s3 = session.client("s3")
+    if not args.no_voices:
+        files = voice_files(_installed_voices_dir(), fetch_english=fetch_english)
+        written = upload_voices(s3, files, bucket, config.weights_prefix)
+        print(
+            f"voices: {len(files)} installed packs, {len(written)} uploaded to s3://{bucket}/{config.weights_prefix}voices/"
+        )
     if prefix_is_filled(s3, bucket, config.weights_prefix) and not args.force:
         print(f"s3://{bucket}/{config.weights_prefix} already holds weights; nothing to do (--force to replace)")
         return 0

@@ -201,6 +201,11 @@ def fetch_names(names: Sequence[str], *, every: bool) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def default_base_url() -> str:
+    """Where official packs are fetched from: ``$KOKORO_VOICES_URL``, else the model's repository."""
+    return os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+
+
 def download(url: str) -> bytes:
     try:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:  # noqa: S310 - http(s) only
@@ -288,7 +293,7 @@ def main(argv: Sequence[str]) -> int:
             return run_list(directory)
         if args.command == "install":
             return run_install(args.paths, directory)
-        base_url = args.base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL
+        base_url = args.base_url or default_base_url()
         return run_fetch(fetch_names(args.names, every=args.all), directory, base_url)
     except ModelFilesError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)

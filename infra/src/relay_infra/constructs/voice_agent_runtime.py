@@ -57,7 +57,7 @@ class VoiceAgentRuntime(Construct):
                 "VOICE_AGENT_AWS_REGION": stack.region,
                 "VOICE_AGENT_MODEL": "bedrock",
                 "VOICE_AGENT_MODEL_ID": model_id,
-                "VOICE_AGENT_VOICE": voice,
+                **({"VOICE_AGENT_VOICE": voice} if voice else {}),
             },
             tracing_enabled=True,
         )
