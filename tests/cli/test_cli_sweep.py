@@ -155,7 +155,7 @@ def test_a_server_stops_on_two_quick_ctrl_c_with_exit_0_and_no_traceback(command
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        env=_env(),
+        env={**_env(), "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": "http://127.0.0.1:9"},  # the speak model needs one
         cwd=tmp_path,
         start_new_session=True,
         text=True,
