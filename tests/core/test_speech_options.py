@@ -16,6 +16,7 @@ from relay_core.client.messages import SendMessage
 from relay_core.client.messages import parse_client_message as parse_client_action
 from relay_core.errors import InvalidFieldError, LimitExceededError, ProtocolError
 from relay_core.fields import encode_json
+from relay_core.languages import BY_CODE, LANG_CODES, LANGUAGES
 from relay_core.speech_options import DEFAULT_SPEECH, SPEECH_OPTION_FIELDS, SpeechOptions, read_speech_options
 from relay_core.tts.http_events import InvocationRequest, parse_invocation, parse_openai_speech
 from relay_core.tts.messages import SynthesisStart, Synthesize, parse_client_message, parse_server_message
@@ -31,6 +32,13 @@ BAD_FIELDS: list[tuple[dict[str, Any], type[ProtocolError], str]] = [
     ({"voice": 7}, InvalidFieldError, "'voice' must be a string, not int"),
     ({"voice": ["jf_alpha"]}, InvalidFieldError, "'voice' must be a string, not list"),
     ({"voice": LONG_VOICE}, LimitExceededError, f"'voice' has {len(LONG_VOICE)} characters; the limit is 256"),
+    ({"lang": 5}, InvalidFieldError, "'lang' must be a string, not int"),
+    (
+        {"lang": "klingon"},
+        InvalidFieldError,
+        f"'lang' 'klingon' is not one of Kokoro's languages: use one of {LANG_CODES} (or leave it out to use the "
+        "voice's language)",
+    ),
 ]
 
 
@@ -68,7 +76,8 @@ def test_absent_fields_are_the_defaults_and_an_empty_voice_is_the_default_voice(
 def test_the_fields_are_flat_voice_only_when_set_then_speed() -> None:
     assert DEFAULT_SPEECH.to_json_fields() == {"speed": 1.0}
     assert list(SpeechOptions("jf_alpha", 1.25).to_json_fields().items()) == [("voice", "jf_alpha"), ("speed", 1.25)]
-    assert set(SpeechOptions("v").to_json_fields()) == set(SPEECH_OPTION_FIELDS)
+    assert set(SpeechOptions("v", lang="es").to_json_fields()) == set(SPEECH_OPTION_FIELDS)
+    assert list(SpeechOptions(speed=1.0, lang="Z").to_json_fields().items()) == [("speed", 1.0), ("lang", "zh")]
     assert DEFAULT_SPEECH.with_voice("jm_kumo") == SpeechOptions("jm_kumo")
 
 
@@ -76,6 +85,7 @@ options_strategy = st.builds(
     SpeechOptions,
     voice=st.none() | st.text(min_size=1, max_size=limits.MAX_VOICE_SPEC_CHARS),
     speed=st.floats(min_value=limits.MIN_SPEED, max_value=limits.MAX_SPEED),
+    lang=st.none() | st.sampled_from([language.code for language in LANGUAGES]),
 )
 
 
@@ -123,7 +133,8 @@ def test_every_request_message_carries_the_options_it_was_given() -> None:
     start = SynthesisStart("r", options)
     assert parse_server_message(json.dumps(start.to_json())) == start
     assert SendMessage("Hi.", options).to_agent_payload().options == options
-    fields = {"voice": "jm_kumo", "speed": 0.5}
+    fields = {"voice": "jm_kumo", "speed": 0.5, "lang": "EN_GB"}
     for parse in _routes(fields).values():
         parsed: Any = parse()
-        assert parsed.options == SpeechOptions("jm_kumo", 0.5)
+        assert parsed.options == SpeechOptions("jm_kumo", 0.5, "en-gb")
+        assert parsed.options.language is BY_CODE["en-gb"]

@@ -153,8 +153,40 @@ def test_japanese_is_spoken_and_a_script_the_g2p_cannot_speak_is_refused_everywh
         assert reply.status_code == 400
         error = reply.json()["error"]
         assert error["code"] == TtsErrorCode.UNSUPPORTED_TEXT
-        assert "Russian" in error["message"] and "en-us" in error["message"]
+        assert "Russian" in error["message"] and "none of Kokoro's languages" in error["message"]
     assert "'input'" in openai.json()["error"]["message"]
     assert (refusal["type"], refusal["code"], refusal["request_id"]) == ("error", "unsupported_text", "ru")
     assert refusal["rejected"] is True
     assert audio  # the session went on
+
+
+def test_lang_chooses_the_language_on_every_route(tts_server: Any) -> None:
+    hindi = "नमस्ते, आप कैसे हैं?"
+    with client(tts_server) as http:
+        refused = http.post("/invocations", json={"text": hindi, "format": "pcm"})
+        spoken = http.post("/invocations", json={"text": hindi, "format": "pcm", "lang": "hi"})
+        openai = http.post(SPEECH, json={"input": hindi, "response_format": "pcm", "lang": "h"})
+        unknown = http.post("/invocations", json={"text": "Hi.", "lang": "xx"})
+    assert refused.status_code == 400
+    assert "'hi' (Hindi)" in refused.json()["error"]["message"], "the refusal names the language that speaks it"
+    assert (spoken.status_code, openai.status_code) == (200, 200)
+    assert spoken.content == openai.content, "the same language, voice and text give the same speech"
+    assert 0.8 < len(spoken.content) / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE) < 4.0
+    assert unknown.status_code == 400 and "en-us, en-gb, es" in unknown.json()["error"]["message"]
+
+    async def over_the_socket() -> tuple[str, bytes]:
+        async with connect(tts_server.ws_url, max_size=None) as ws:
+            await ws.send(json.dumps({"text": hindi, "request_id": "no-lang"}))
+            refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))["code"]
+            await ws.send(json.dumps({"text": hindi, "request_id": "hi", "lang": "hi"}))
+            audio = b""
+            while True:
+                frame = await asyncio.wait_for(ws.recv(), 120)
+                if isinstance(frame, bytes):
+                    audio += frame
+                elif json.loads(frame)["type"] == "synthesis_complete":
+                    return refusal, audio
+
+    code, audio = asyncio.run(over_the_socket())
+    assert code == "unsupported_text"
+    assert audio == spoken.content, "the session speaks what /invocations speaks"

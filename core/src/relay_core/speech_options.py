@@ -8,10 +8,10 @@ fields of the message (``"voice"``, ``"speed"`` next to ``"text"``); :func:`read
 any message and :meth:`SpeechOptions.to_json_fields` writes them, so every route accepts, refuses and sends them
 identically.
 
-Adding an option (issue 30's ``lang``, a language code overriding the voice's own) is: one field on
-:class:`SpeechOptions`, its check in ``_checked_fields`` (the parser's and the constructor's one rule), its line in
-:meth:`SpeechOptions.to_json_fields` (all in this module), plus the code where it takes effect (the engine). The
-messages, their parsers, the agent and the gateway carry it without a change.
+Adding an option is: one field on :class:`SpeechOptions`, its check in ``_checked_fields`` (the parser's and the
+constructor's one rule), its line in :meth:`SpeechOptions.to_json_fields` (all in this module), plus the code where
+it takes effect (the engine). The messages, their parsers, the agent and the gateway carry it without a change:
+``lang`` (a language of :mod:`relay_core.languages` overriding the voice's own) was added exactly so.
 """
 
 from __future__ import annotations
@@ -24,22 +24,33 @@ from typing import Any, Final
 from relay_core import limits
 from relay_core.errors import InvalidFieldError
 from relay_core.fields import JsonObject, get_number, get_str
+from relay_core.languages import BY_CODE, MAX_LANG_CHARS, Language, parse_lang
 
 
 @dataclass(frozen=True, slots=True)
 class SpeechOptions:
     """The speech options of one request. ``voice`` None means the server's default voice (a name, or a blend
-    ``"jf_alpha:0.7,jm_kumo:0.3"``); ``speed`` is MIN_SPEED..MAX_SPEED (1.0 = the voice's own pace).
+    ``"jf_alpha:0.7,jm_kumo:0.3"``); ``speed`` is MIN_SPEED..MAX_SPEED (1.0 = the voice's own pace); ``lang`` None
+    reads the text in the voice's language, else in the language it names (any spelling :func:`parse_lang` takes,
+    kept as the language's code).
 
     Construction checks every field with exactly the rules (and messages) of :func:`read_speech_options`, so an
     instance is always valid; ``speed`` is kept as a float."""
 
     voice: str | None = None
     speed: float = limits.DEFAULT_SPEED
+    lang: str | None = None
 
     def __post_init__(self) -> None:
         self.check()
         object.__setattr__(self, "speed", float(self.speed))
+        if self.lang is not None:
+            object.__setattr__(self, "lang", parse_lang(self.lang).code)
+
+    @property
+    def language(self) -> Language | None:
+        """The language ``lang`` names (None: the voice's own)."""
+        return BY_CODE[self.lang] if self.lang is not None else None
 
     def check(self, *, request_id: str | None = None) -> None:
         """Raise the ``ProtocolError`` subclass the parser raises for the same field on the wire (with
@@ -51,6 +62,10 @@ class SpeechOptions:
             )
         if self.speed is None:  # the wire reads a null speed as absent; a constructed one must be a number
             raise InvalidFieldError("'speed' must be a number, not NoneType", request_id=request_id)
+        if self.lang == "":
+            raise InvalidFieldError(
+                "'lang' must name a language; leave it out for the voice's own", request_id=request_id
+            )
         _checked_fields(self.to_json_fields(), request_id=request_id)
 
     def with_voice(self, voice: str) -> SpeechOptions:
@@ -58,11 +73,14 @@ class SpeechOptions:
         return replace(self, voice=voice)
 
     def to_json_fields(self) -> JsonObject:
-        """The flat fields every message embeds, in wire order: ``voice`` (only when set), then ``speed``."""
+        """The flat fields every message embeds, in wire order: ``voice`` (only when set), ``speed``, then
+        ``lang`` (only when set)."""
         obj: JsonObject = {}
         if self.voice is not None:
             obj["voice"] = self.voice
         obj["speed"] = self.speed
+        if self.lang is not None:
+            obj["lang"] = self.lang
         return obj
 
 
@@ -90,7 +108,12 @@ def _checked_fields(obj: Mapping[str, Any], *, request_id: str | None) -> dict[s
         maximum=limits.MAX_SPEED,
         request_id=request_id,
     )
-    return {"voice": voice or None, "speed": speed}
+    lang = get_str(obj, "lang", max_chars=MAX_LANG_CHARS, request_id=request_id)
+    return {
+        "voice": voice or None,
+        "speed": speed,
+        "lang": parse_lang(lang, request_id=request_id).code if lang else None,
+    }
 
 
 DEFAULT_SPEECH: Final = SpeechOptions()

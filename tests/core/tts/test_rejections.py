@@ -78,15 +78,20 @@ def test_rejected_survives_a_round_trip_and_defaults_to_false() -> None:
 
 
 def test_text_the_engine_cannot_speak_is_refused_before_queueing() -> None:
-    def check_text(text: str) -> None:
+    checked: list[SpeechOptions] = []
+
+    def check_text(text: str, options: SpeechOptions) -> None:
         from relay_core.errors import ProtocolError  # noqa: PLC0415
 
-        if "日本" in text:
+        checked.append(options)
+        if "日本" in text and options.lang != "ja":
             raise ProtocolError("Japanese script: send Latin script", code="unsupported_text")
 
     server = TtsServerSession(default_voice="v", check_text=check_text)
     server.receive_frame('{"text": "日本語", "request_id": "ja"}')
     server.receive_frame('{"text": "Hello.", "request_id": "en"}')
+    server.receive_frame('{"text": "日本語", "request_id": "ja2", "lang": "j", "voice": "w"}')
     (refusal,) = [json.loads(f) for f in server.data_to_send()]
     assert (refusal["code"], refusal["request_id"], refusal["rejected"]) == ("unsupported_text", "ja", True)
-    assert server.queued_count == 1
+    assert server.queued_count == 2
+    assert checked == [SpeechOptions("v"), SpeechOptions("v"), SpeechOptions("w", lang="ja")], "voice filled in"

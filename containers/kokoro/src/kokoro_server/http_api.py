@@ -19,7 +19,7 @@ from kokoro_server import captioned
 from kokoro_server.errors import from_protocol_error
 from kokoro_server.speech_responses import SpeechJob, read_body, speech_response, wants_sse
 from kokoro_server.state import NotReadyError, server_state
-from kokoro_server.text_scripts import check_speakable
+from kokoro_server.text_scripts import check_request_speakable
 from kokoro_server.voice_catalog import describe, openai_voice_map, resolve_openai_voice
 from relay_core.errors import ProtocolError
 from relay_core.fields import decode_json_object
@@ -57,7 +57,7 @@ async def invocations(request: Request) -> Response:
         body = await read_body(request, max_bytes=MAX_BODY_BYTES)
         parsed = parse_invocation(body, default_format=AudioFormat.PCM if sse else AudioFormat.WAV)
         timings = parse_timings_flag(decode_json_object(body, max_bytes=MAX_BODY_BYTES, what="request body"))
-        check_speakable(parsed.text, state.config.lang, request_id=parsed.request_id)
+        check_request_speakable(engine, parsed.text, parsed.options, state.config.lang, request_id=parsed.request_id)
     except NotReadyError as exc:
         return exc.wire.response()
     except ProtocolError as exc:
@@ -82,16 +82,17 @@ async def openai_speech(request: Request) -> Response:
     try:
         engine, scheduler = state.require()
         parsed = parse_openai_speech(await read_body(request, max_bytes=MAX_BODY_BYTES))
-        check_speakable(parsed.input, state.config.lang, name="input")
+        voice = resolve_openai_voice(parsed.options.voice, engine.voices(), default_voice=engine.default_voice)
+        options = parsed.options if voice is None else parsed.options.with_voice(voice)
+        check_request_speakable(engine, parsed.input, options, state.config.lang, name="input")
     except NotReadyError as exc:
         return exc.wire.response()
     except ProtocolError as exc:
         return from_protocol_error(exc).response()
     sse = parsed.stream_format is OpenAiStreamFormat.SSE
-    voice = resolve_openai_voice(parsed.options.voice, engine.voices(), default_voice=engine.default_voice)
     job = SpeechJob(
         text=parsed.input,
-        options=parsed.options if voice is None else parsed.options.with_voice(voice),
+        options=options,
         format=parsed.format,
         stream=not parsed.format.whole_file_header,
         sse=sse,

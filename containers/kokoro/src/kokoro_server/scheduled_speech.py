@@ -47,6 +47,7 @@ from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
 from relay_core import limits
+from relay_core.languages import Language
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import first_fragment
 from relay_core.word_timings import WordTimings
@@ -125,9 +126,11 @@ def plan_segments(
     speed: float,
     fragment_words: int | None,
     previous: str | None,
+    lang: Language | None = None,
 ) -> list[PlannedSegment]:
-    """Plan ``text`` (blocking): its segments, the first cut as a first fragment when ``fragment_words`` is set,
-    and the boundary before each; ``previous`` is the text the session spoke last (None: nothing heard yet)."""
+    """Plan ``text`` (blocking) in ``lang`` (None: the voice's language): its segments, the first cut as a first
+    fragment when ``fragment_words`` is set, and the boundary before each; ``previous`` is the text the session
+    spoke last (None: nothing heard yet)."""
     pieces = [text]
     if fragment_words is not None:
         fragment, rest = first_fragment(text, words=fragment_words)
@@ -135,7 +138,7 @@ def plan_segments(
             pieces = [fragment, rest]
     segments: list[Segment] = []
     for piece in pieces:
-        segments.extend(engine.plan(piece, voice=voice, speed=speed))
+        segments.extend(engine.plan(piece, voice=voice, speed=speed, lang=lang))
     planned: list[PlannedSegment] = []
     position = 0
     for segment in segments:
@@ -163,7 +166,9 @@ def speak_offline(
     policy = policy if policy is not None else SpeechPolicy()
     voice, speed = options.voice or engine.default_voice, options.speed
     words = policy.fragment_words(first_fragment_words, heard=previous is not None, streams=engine.streams)
-    plan = plan_segments(engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous)
+    plan = plan_segments(
+        engine, text, voice=voice, speed=speed, fragment_words=words, previous=previous, lang=options.language
+    )
     heard = previous is not None
     out = bytearray()
     for planned in plan:
@@ -244,6 +249,7 @@ class ScheduledSpeech:
             speed=self.speed,
             fragment_words=self.fragment_words,
             previous=self._previous,
+            lang=self.options.language,
         )
 
     async def events(self) -> AsyncGenerator[SpeechEvent]:

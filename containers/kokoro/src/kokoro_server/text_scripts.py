@@ -18,9 +18,12 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from kokoro_server.engines.errors import EngineError
 from kokoro_server.engines.g2p import speaks_japanese
+from kokoro_server.engines.speech_engine import SpeechEngine
 from relay_core.errors import ProtocolError
 from relay_core.languages import Language, Script, languages_speaking
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.messages import TtsErrorCode
 
 LATIN_SCRIPT_LANGUAGES = frozenset(
@@ -160,3 +163,22 @@ def check_speakable(
         code=TtsErrorCode.UNSUPPORTED_TEXT.value,
         request_id=request_id,
     )
+
+
+def check_request_speakable(
+    engine: SpeechEngine,
+    text: str,
+    options: SpeechOptions,
+    default_lang: str,
+    *,
+    request_id: str | None = None,
+    name: str = "text",
+) -> None:
+    """:func:`check_speakable` for one request: ``text`` in the language ``engine`` reads it in for ``options``
+    (its ``lang``, else its voice's, voice None meaning the engine's default). A voice the engine refuses is left to
+    the plan, which says why."""
+    try:
+        language = engine.language_for(options.voice or engine.default_voice, options.language)
+    except EngineError:
+        return
+    check_speakable(text, default_lang, language=language, request_id=request_id, name=name)

@@ -29,7 +29,7 @@ from kokoro_server.scheduled_speech import ScheduledSpeech, SpeechAudio, SpeechT
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.session_metrics import SessionMetrics
 from kokoro_server.state import NotReadyError, server_state
-from kokoro_server.text_scripts import check_speakable
+from kokoro_server.text_scripts import check_request_speakable
 from kokoro_server.word_timer import WordTimer
 from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.errors import InvalidFieldError, ProtocolError
@@ -76,7 +76,7 @@ class SessionSocket:
         self.session = TtsServerSession(
             default_voice=engine.default_voice,
             check_voice=VoiceCheck(engine),
-            check_text=partial(check_speakable, lang=lang),
+            check_text=partial(check_request_speakable, engine, default_lang=lang),
         )
         self.jobs: SchedulerSession = scheduler.open_session(label=f"ws-{id(self):x}")
         self._send_lock = asyncio.Lock()

@@ -28,6 +28,7 @@ from relay_core import limits
 from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.close_codes import NORMAL_CLOSURE
 from relay_core.errors import AudioFormatError, ProtocolError, SessionStateError
+from relay_core.speech_options import SpeechOptions
 from relay_core.tts.messages import (
     Cancel,
     Close,
@@ -87,8 +88,9 @@ class TtsServerSession:
     default_voice: str
     check_voice: Callable[[str], None] = field(default=lambda _voice: None)
     """Raises ``ProtocolError`` (code ``unknown_voice``) for a voice the engine lacks, before queueing."""
-    check_text: Callable[[str], None] = field(default=lambda _text: None)
-    """Raises ``ProtocolError`` (code ``unsupported_text``) for text the engine cannot speak, before queueing."""
+    check_text: Callable[[str, SpeechOptions], None] = field(default=lambda _text, _options: None)
+    """Raises ``ProtocolError`` (code ``unsupported_text``) for text the engine cannot speak with these options
+    (their voice filled in with the default: the language comes from ``lang`` or the voice), before queueing."""
     new_request_id: Callable[[], str] = field(default=random_request_id)
     max_queued: int = limits.MAX_QUEUED_REQUESTS
     max_remembered_ids: int = REMEMBERED_REQUEST_IDS
@@ -141,7 +143,7 @@ class TtsServerSession:
         voice = request.options.voice or self.default_voice
         try:
             self.check_voice(voice)
-            self.check_text(request.text)
+            self.check_text(request.text, request.options.with_voice(voice))
         except ProtocolError as exc:
             self._error(exc.code, exc.message, rid)
             return

@@ -34,6 +34,11 @@ class SpeechEngine(Protocol):
         """Raise ``UnknownVoiceError`` or ``InvalidRequestError`` if ``spec`` (a name or a blend) cannot be used."""
         ...
 
+    def language_for(self, voice: str, lang: Language | None = None) -> Language | None:
+        """The language a request is read in: ``lang``, else its voice's (a blend's first voice's; raises
+        ``InvalidRequestError`` for a blend of two languages), else None (the default G2P)."""
+        ...
+
     def plan(self, text: str, *, voice: str, speed: float, lang: Language | None = None) -> list[Segment]:
         """G2P in the request's language (``lang``, else the voice's) and split into segments of at most 510
         tokens (blocking)."""
@@ -77,6 +82,9 @@ class DelegatingEngine:
 
     def check_voice(self, spec: str) -> None:
         self.inner.check_voice(spec)
+
+    def language_for(self, voice: str, lang: Language | None = None) -> Language | None:
+        return self.inner.language_for(voice, lang)
 
     def plan(self, text: str, *, voice: str, speed: float, lang: Language | None = None) -> list[Segment]:
         return self.inner.plan(text, voice=voice, speed=speed, lang=lang)
