@@ -6,7 +6,8 @@ no message is spelled out twice.
 
 What a user of the core imports is named here (``__all__``): the one family of turn events (the agent events of
 §3), the numbered envelope that carries them to clients, the client's protocol and state machine, the relay's
-framer, the TTS session's two ends, the audio piece and its codecs, SSE framing and the exception tree's roots.
+framer, the TTS session's two ends, the speech options every request carries, the audio piece and its codecs,
+SSE framing and the exception tree's roots.
 Everything else (every limit, the TTS session's messages, the relay's own machine, the turn record) stays in its
 module, imported by name: ``from relay_core import limits``, ``from relay_core.tts.messages import Synthesize``.
 Importing the package loads the standard library and nothing else.
@@ -44,6 +45,7 @@ from relay_core.client.messages import (
 from relay_core.client.session import ClientEvent, ClientSession, TurnOutcome
 from relay_core.client.turn_messages import ServerMessage, TurnMessage, parse_server_message, serialize_server_message
 from relay_core.errors import ProtocolError, RelayError, SessionStateError
+from relay_core.speech_options import SpeechOptions
 from relay_core.sse import SseDecoder, encode_sse
 from relay_core.tts.client import TtsClientSession
 from relay_core.tts.session import TtsServerSession
@@ -73,6 +75,7 @@ __all__ = [
     "SendMessage",
     "ServerMessage",
     "SessionStateError",
+    "SpeechOptions",
     "SseDecoder",
     "TextDelta",
     "TtsClientSession",
