@@ -32,7 +32,8 @@ from relay_cli.cli_args import (
 from relay_cli.gateway_client import GatewayTurnError, TurnReport, run_turn
 from relay_core import limits
 from relay_core.agent.events import TurnMode
-from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.audio import wav_bytes
+from relay_core.audio_piece import AudioPiece
 from relay_core.cli_usage import non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
@@ -167,7 +168,7 @@ def _summarize(report: TurnReport, out: Path) -> int:
     print(
         f"turn {report.turn_id}: {report.outcome}; connected in {report.connect_s * 1000:.0f} ms; "
         f"time to first audio after sendMessage: {ttfa}; audio "
-        f"{pcm_duration_s(len(report.pcm)):.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
+        f"{AudioPiece.pcm(report.pcm).duration_s:.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
         f"(largest {report.largest_message_bytes} bytes, {report.duplicates} duplicates, "
         f"{report.reconnects} reconnects); " + (f"wrote {out}" if completed else "no WAV written")
     )

@@ -28,7 +28,8 @@ from relay_cli.cli_args import (
 from relay_core import limits
 from relay_core.agent.defaults import LOCAL_AGENT_URL
 from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
-from relay_core.audio import pcm_duration_s, wav_bytes
+from relay_core.audio import wav_bytes
+from relay_core.audio_piece import AudioPiece
 from relay_core.errors import RelayError
 from voice_agent.errors import ConfigError
 
@@ -133,7 +134,7 @@ def speak(args: argparse.Namespace) -> int:
     args.out.write_bytes(wav_bytes(result.pcm))
     ttfa = "n/a" if result.time_to_first_audio_s is None else f"{result.time_to_first_audio_s * 1000:.0f} ms"
     print(
-        f"time to first audio: {ttfa}; audio {pcm_duration_s(len(result.pcm)):.2f} s in {result.elapsed_s:.2f} s; "
-        f"wrote {args.out}",
+        f"time to first audio: {ttfa}; audio {AudioPiece.pcm(result.pcm).duration_s:.2f} s "
+        f"in {result.elapsed_s:.2f} s; wrote {args.out}",
     )
     return 0
