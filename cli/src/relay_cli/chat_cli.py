@@ -36,6 +36,7 @@ from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
 from relay_core.cli_usage import non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
+from relay_core.speech_options import SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
 
@@ -132,8 +133,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
                 token,
                 prompt,
                 mode=TurnMode(args.mode),
-                voice=args.voice,
-                speed=args.speed,
+                options=SpeechOptions(args.voice, args.speed),
                 on_event=show,
                 drop_after=args.drop_after,
                 timings=args.timings,

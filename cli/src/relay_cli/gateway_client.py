@@ -31,6 +31,7 @@ from relay_core.client.session import (
     TurnOutcome,
     TurnPhase,
 )
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.word_timings import WordTiming
 
 DEFAULT_TURN_TIMEOUT_S = 300.0
@@ -95,8 +96,7 @@ async def run_turn(
     prompt: str,
     *,
     mode: TurnMode = TurnMode.BIDI,
-    voice: str | None = None,
-    speed: float = 1.0,
+    options: SpeechOptions = DEFAULT_SPEECH,
     on_event: Callable[[ClientEvent], None] | None = None,
     drop_after: int | None = None,
     cancel_after_first_audio: bool = False,
@@ -118,7 +118,7 @@ async def run_turn(
     connect_s = started - connecting
     turn_id = ""
     try:
-        await websocket.send(session.send_message(prompt, mode=mode, voice=voice, speed=speed, timings=timings))
+        await websocket.send(session.send_message(prompt, options=options, mode=mode, timings=timings))
         turn_id = session.turns[-1].turn_id
         report = TurnReport(turn_id, connect_s=connect_s)
         cancelled = False

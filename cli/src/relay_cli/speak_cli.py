@@ -31,6 +31,7 @@ from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayl
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
 from relay_core.errors import RelayError
+from relay_core.speech_options import SpeechOptions
 from voice_agent.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
 
     from relay_cli.agent_client import collect_turn  # noqa: PLC0415
 
-    payload = AgentPayload(prompt=args.prompt, mode=TurnMode(args.mode), voice=args.voice, speed=args.speed)
+    payload = AgentPayload(args.prompt, TurnMode(args.mode), SpeechOptions(args.voice, args.speed))
 
     def show(event: AgentEvent) -> None:
         if isinstance(event, AgentStart) and event.model:
