@@ -30,6 +30,7 @@ from relay_core.agent.events import (
     TurnMode,
 )
 from relay_core.audio import b64decode, pcm_duration_s
+from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_local.servers import BackgroundServer
 from relay_transport.base import TtsConnection, TtsTransport
 from relay_transport.errors import TtsConnectionClosed
@@ -113,9 +114,11 @@ def make_agent(tts_server: Any, bedrock_env: Any) -> Iterator[Any]:
     real container, with a recording transport."""
     servers: list[BackgroundServer] = []
 
-    def start(*, rate: float = 400.0, drops: list[int | None] | None = None, url: str | None = None) -> AgentUnderTest:
+    def start(
+        *, rate: float = 400.0, drops: list[int | None] | None = None, url: str | None = None, lang: str | None = None
+    ) -> AgentUnderTest:
         transport = RecordingTransport(WsTransport(url or tts_server.ws_url, open_timeout_s=2.0), drops=drops or [])
-        config = AgentConfig(tts_url=tts_server.ws_url, speak_tokens_per_s=rate)
+        config = AgentConfig(tts_url=tts_server.ws_url, speak_tokens_per_s=rate, lang=lang)
         server = BackgroundServer(create_app(config, transport=transport), name="agent").start()
         servers.append(server)
         return AgentUnderTest(url=server.http_url, transport=transport)
@@ -135,13 +138,13 @@ def _run(agent_url: str, payload: AgentPayload, **kw: Any) -> tuple[list[AgentEv
     return asyncio.run(go()), chunks
 
 
-def _expected_pcm(engine: Any, pieces: list[str]) -> bytes:
+def _expected_pcm(engine: Any, pieces: list[str], options: SpeechOptions = DEFAULT_SPEECH) -> bytes:
     """The PCM of ``pieces`` spoken as consecutive requests of one TTS session (the container's silence and
     first-fragment policies: each piece's pause follows the piece before it)."""
     out = bytearray()
     previous: str | None = None
     for piece in pieces:
-        out.extend(speak_offline(engine, piece, previous=previous))
+        out.extend(speak_offline(engine, piece, options=options, previous=previous))
         previous = piece
     return bytes(out)
 
@@ -208,6 +211,18 @@ def test_batch_turn_sends_the_whole_reply_as_one_request(make_agent: Any, onnx_e
     assert [s.types for s in agent.transport.sessions] == [["synthesize", "close"]]
     assert agent.transport.sessions[0].texts == [prompt]
     assert pcm == _expected_pcm(onnx_engine, [prompt])
+
+
+def test_the_agents_lang_reads_replies_unless_the_payload_names_one(make_agent: Any, onnx_engine: Any) -> None:
+    agent = make_agent(lang="es")
+    prompt = "Hola, señor. Muchas gracias."
+    spanish, _ = _run(agent.url, AgentPayload(prompt=prompt, mode=TurnMode.BATCH))
+    italian, _ = _run(agent.url, AgentPayload(prompt=prompt, mode=TurnMode.BATCH, options=SpeechOptions(lang="it")))
+    sent = [[m.get("lang") for m in s.sent if m.get("type") == "synthesize"] for s in agent.transport.sessions]
+    assert sent == [["es"], ["it"]], "the agent's default fills in only a payload's missing lang"
+    assert _check_order(spanish, prompt) == _expected_pcm(onnx_engine, [prompt], SpeechOptions(lang="es"))
+    assert _check_order(italian, prompt) == _expected_pcm(onnx_engine, [prompt], SpeechOptions(lang="it"))
+    assert _check_order(spanish, prompt) != _check_order(italian, prompt)
 
 
 def test_cancel_stops_generation_and_tts_and_ends_cancelled(make_agent: Any) -> None:

@@ -17,6 +17,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
+from relay_core.errors import InvalidFieldError
+from relay_core.languages import parse_lang
+
 USAGE_EXIT = 2
 """The exit status of a usage error (as argparse and the shells' own tools use)."""
 
@@ -42,6 +45,15 @@ def non_empty(text: str) -> str:
     return text
 
 
+def lang_code(text: str) -> str:
+    """An argparse type: one of Kokoro's languages in any spelling ``relay_core.languages.parse_lang`` takes,
+    returned as its code (``a`` → ``en-us``)."""
+    try:
+        return parse_lang(text).code
+    except InvalidFieldError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def given_path(text: str) -> Path:
     """An argparse type: a path that is not empty (an empty one would mean the current directory). Whether there is
     anything usable there is the command's to find out (``kokoro-server`` stops with status 1 and the reason)."""
@@ -50,4 +62,4 @@ def given_path(text: str) -> Path:
     return Path(text)
 
 
-__all__ = ["USAGE_EXIT", "UsageParser", "given_path", "non_empty", "usage_error"]
+__all__ = ["USAGE_EXIT", "UsageParser", "given_path", "lang_code", "non_empty", "usage_error"]

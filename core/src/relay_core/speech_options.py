@@ -72,6 +72,10 @@ class SpeechOptions:
         """A copy naming ``voice`` (the server fills in its default before speaking)."""
         return replace(self, voice=voice)
 
+    def or_defaults(self, *, voice: str | None = None, lang: str | None = None) -> SpeechOptions:
+        """A copy whose unset ``voice`` and ``lang`` take these (an agent's configured defaults); set ones stay."""
+        return replace(self, voice=self.voice or voice, lang=self.lang or lang)
+
     def to_json_fields(self) -> JsonObject:
         """The flat fields every message embeds, in wire order: ``voice`` (only when set), ``speed``, then
         ``lang`` (only when set)."""

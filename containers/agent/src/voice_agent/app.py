@@ -133,7 +133,7 @@ class VoiceAgentService:
             request_id=request_id,
             prompt=payload.prompt,
             mode=payload.mode,
-            options=payload.options if voice is None else payload.options.with_voice(voice),
+            options=payload.options.or_defaults(voice=voice, lang=self.config.lang),
             session_id=session_id,
             timings=payload.timings,
         )

@@ -16,6 +16,8 @@ from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.defaults import AUDIO_CHUNK_BYTES as DEFAULT_AUDIO_CHUNK_BYTES
 from relay_core.agent.defaults import FIRST_FRAGMENT_WORDS as DEFAULT_FIRST_FRAGMENT_WORDS
 from relay_core.audio_piece import CODECS, Codec
+from relay_core.errors import InvalidFieldError
+from relay_core.languages import LANG_CODES, parse_lang
 from voice_agent.errors import ConfigError
 
 ENV_PREFIX = "VOICE_AGENT_"
@@ -61,6 +63,7 @@ class AgentConfig:
     speak_tokens_per_s: float = agent_defaults.SPEAK_TOKENS_PER_S
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     voice: str | None = None
+    lang: str | None = None
     first_fragment_words: int | None = DEFAULT_FIRST_FRAGMENT_WORDS
     max_sentence_chars: int = agent_defaults.MAX_SENTENCE_CHARS
     audio_chunk_bytes: int = DEFAULT_AUDIO_CHUNK_BYTES
@@ -137,6 +140,14 @@ def _optional_words(text: str) -> int | None:
     return None if text in ("0", "off") else int(text)
 
 
+def _lang(text: str) -> str:
+    """One of Kokoro's languages, as its code (``relay_core.languages.parse_lang``'s spellings)."""
+    try:
+        return parse_lang(text).code
+    except InvalidFieldError as exc:
+        raise ValueError(exc.message) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     """One configuration field, with its command-line flag and its environment variable (one to one)."""
@@ -180,6 +191,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("speak_tokens_per_s", float, f"speak model: tokens/s (default {agent_defaults.SPEAK_TOKENS_PER_S:g})"),
     Setting("system_prompt", str, "the agent's system prompt"),
     Setting("voice", str, "voice when a payload names none (default: the container's)"),
+    Setting(
+        "lang", _lang, f"language replies are read in when a payload names none ({LANG_CODES}; default: the voice's)"
+    ),
     Setting(
         "first_fragment_words",
         _optional_words,
