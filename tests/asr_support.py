@@ -111,6 +111,20 @@ def transcribe(model: Any, pcm: bytes, sample_rate: int = 24_000, *, language: s
     return " ".join(segment.text.strip() for segment in segments)
 
 
+def transcribe_scored(model: Any, pcm: bytes, sample_rate: int = 24_000, *, language: str = "en") -> tuple[str, float]:
+    """:func:`transcribe`'s text and Whisper's mean log-probability per token over it (closer to 0: heard more
+    surely)."""
+    segments, _info = model.transcribe(whisper_audio(pcm, sample_rate), **{**_DECODING, "language": language})
+    texts: list[str] = []
+    weighted = 0.0
+    tokens = 0
+    for segment in segments:
+        texts.append(segment.text.strip())
+        weighted += segment.avg_logprob * len(segment.tokens)
+        tokens += len(segment.tokens)
+    return " ".join(texts), weighted / max(1, tokens)
+
+
 def detect_language(model: Any, pcm: bytes, sample_rate: int = 24_000) -> str:
     """The language Whisper hears in s16le mono ``pcm`` (its code: en, es, hi, ur ...)."""
     _segments, info = model.transcribe(whisper_audio(pcm, sample_rate), **{**_DECODING, "language": None})
