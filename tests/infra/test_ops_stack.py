@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from aws_cdk.assertions import Match
-from tests.infra.iam_statements import as_list, rendered
+from tests.infra.iam_statements import actions_of, as_list, rendered, statements_of_handler
 
+from relay_functions import ops
 from relay_functions.ops import placeholders
 from relay_infra.paths import STATEMACHINES_DIR
 from relay_infra.state_machine_definitions import SdkCall, sdk_calls
@@ -143,3 +145,18 @@ def test_workflow_logs_are_vended_log_groups_named_per_environment(relay_app: Sy
         if "LogGroupName" in group["Properties"]
     )
     assert names == [f"/aws/vendedlogs/states/kokoro-relay-dev-{w.replace('_', '-')}" for w in sorted(WORKFLOWS)]
+
+
+def test_smoke_kokoro_is_granted_every_sagemaker_runtime_call_the_smoke_test_makes(relay_app: SynthesizedApp) -> None:
+    """Each ``boto3.client("sagemaker-runtime").<call>(`` of the smoke modules is an IAM action on the endpoint
+    (the Service Authorization Reference lists InvokeEndpointWithResponseStream as its own action; the API
+    reference asks for InvokeEndpoint: both are granted)."""
+    import re  # noqa: PLC0415
+
+    sources = "".join((Path(ops.__file__).parent / f"{name}.py").read_text() for name in ("smoke_aws", "smoke_kokoro"))
+    calls = set(re.findall(r'client\("sagemaker-runtime"\)\.(\w+)\(', sources))
+    assert calls == {"invoke_endpoint_with_response_stream"}
+    granted = actions_of(statements_of_handler(relay_app.template("Ops"), "relay_functions.ops.smoke_kokoro.handler"))
+    for call in calls:
+        assert "sagemaker:" + "".join(part.title() for part in call.split("_")) in granted
+    assert {"sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithBidirectionalStream"} <= granted

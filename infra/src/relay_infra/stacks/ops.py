@@ -176,7 +176,11 @@ class OpsStack(Stack):
         if name == "smoke_kokoro":
             role.add_to_policy(
                 iam.PolicyStatement(
-                    actions=["sagemaker:InvokeEndpointWithBidirectionalStream", "sagemaker:InvokeEndpoint"],
+                    actions=[
+                        "sagemaker:InvokeEndpointWithBidirectionalStream",
+                        "sagemaker:InvokeEndpoint",
+                        "sagemaker:InvokeEndpointWithResponseStream",
+                    ],
                     resources=[self._endpoint_arns[0]],
                 )
             )
