@@ -147,6 +147,19 @@ def test_user_pool_and_outputs(relay_app: SynthesizedApp) -> None:
     assert "wss://" in rendered(outputs["WebSocketUrl"]["Value"])
 
 
+def test_app_clients_have_oauth_off(relay_app: SynthesizedApp) -> None:
+    """Sign-in is Cognito's API (SRP, USER_PASSWORD_AUTH), never the hosted UI: no OAuth grant, scope or callback
+    (CDK's default would allow code and implicit grants redirecting to https://example.com)."""
+    clients = relay_app.resources("Gateway", "AWS::Cognito::UserPoolClient")
+    assert len(clients) == 2
+    for client in clients:
+        props = client["Properties"]
+        assert props.get("AllowedOAuthFlowsUserPoolClient") is False
+        for key in ("AllowedOAuthFlows", "AllowedOAuthScopes", "CallbackURLs", "LogoutURLs", "DefaultRedirectURI"):
+            assert not props.get(key), key
+        assert "example.com" not in rendered(props)
+
+
 def test_destroying_one_environment_leaves_the_account_level_logging_role(relay_app: SynthesizedApp) -> None:
     """API Gateway's CloudWatch role is one per account and region: every environment logs through it."""
     template = relay_app.template("Gateway")

@@ -11,7 +11,11 @@ from relay_infra.nag import Acknowledged, acknowledge
 
 class RelayUserPool(Construct):
     """Admin-created users (no self sign-up), a strong password policy, optional TOTP MFA, and one app client
-    without a secret (mobile and browser apps cannot keep one)."""
+    without a secret (mobile and browser apps cannot keep one).
+
+    Both clients sign in through Cognito's API (SRP, or USER_PASSWORD_AUTH for the smoke test), never through
+    the hosted UI, so OAuth is off (``disable_o_auth``): CDK's default would allow the authorization-code and
+    implicit grants with ``https://example.com`` as the only callback URL."""
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -60,6 +64,7 @@ class RelayUserPool(Construct):
             access_token_validity=Duration.hours(1),
             refresh_token_validity=Duration.days(30),
             prevent_user_existence_errors=True,
+            disable_o_auth=True,
         )
         self.smoke_test_client = self.pool.add_client(
             "SmokeTestClient",
@@ -69,6 +74,7 @@ class RelayUserPool(Construct):
             access_token_validity=Duration.minutes(15),
             refresh_token_validity=Duration.hours(1),
             prevent_user_existence_errors=True,
+            disable_o_auth=True,
         )
         """Signs the smoke test's user in with USER_PASSWORD_AUTH (a Lambda cannot run SRP's browser flow);
         the app client keeps SRP only."""
