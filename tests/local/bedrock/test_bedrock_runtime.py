@@ -155,7 +155,7 @@ def test_the_openai_compatible_route_streams_the_same_model(bedrock_env: Any) ->
 
 def test_python_m_relay_local_bedrock_serves_until_ctrl_c(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stand-in on its own (for ``voice-agent`` started by hand): it prints the variable to set, answers the
-    real client there, and stops on SIGINT with status 0."""
+    real client there, and stops on SIGINT, however often it arrives, with status 0."""
     import re  # noqa: PLC0415
     import signal  # noqa: PLC0415
     import socket  # noqa: PLC0415
@@ -183,7 +183,8 @@ def test_python_m_relay_local_bedrock_serves_until_ctrl_c(monkeypatch: pytest.Mo
         answer = _client().converse(modelId=ECHO_MODEL_ID, messages=USER, additionalModelRequestFields=FAST)
         assert answer["output"]["message"]["content"][0]["text"] == TEXT
         server.send_signal(signal.SIGINT)
-        assert server.wait(timeout=20) == 0
+        server.send_signal(signal.SIGINT)  # a terminal's Ctrl-C reaches the group, and users press twice
+        assert server.wait(timeout=60) == 0  # about a second, even beside two CPU hogs: 60 s only catches a hang
     finally:
         server.kill()
         server.wait()
