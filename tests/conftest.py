@@ -63,7 +63,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The quick selection (owner: the suite; `make check` runs the tests marked neither slow, model nor browser)
+# The quick selection (owner: the suite; `make check` runs the tests marked neither slow, model, browser nor processes)
 # ---------------------------------------------------------------------------------------------------------
 
 MODEL_FIXTURES = frozenset(
@@ -74,28 +74,57 @@ uses one, however indirectly, is marked ``model``."""
 MODEL_PATHS = (
     "tests/kokoro/convert/",
     "tests/kokoro/engines/test_engine_installed_voices.py",
+    "tests/kokoro/engines/test_engine_languages.py",
     "tests/kokoro/engines/test_engine_onnx.py",
     "tests/kokoro/engines/test_engine_torch.py",
+    "tests/kokoro/engines/test_g2p_japanese.py",
+    "tests/kokoro/engines/test_g2p_languages.py",
 )
-"""Files whose tests load the model themselves (``load_engine``, the weight converter): all marked ``model``."""
+"""Files whose tests load a model themselves (``load_engine``, the weight converter, the G2P models of Japanese and
+Mandarin): all marked ``model``."""
 BROWSER_PATHS = ("tests/web/test_web_browser.py", "tests/web/test_web_mobile.py")
 """Files whose tests start Chromium: all marked ``browser``."""
+PROCESS_PATHS = ("tests/cli/", "tests/infra/", "tests/kokoro/test_light_imports.py")
+"""Files whose tests are mostly other processes starting (every console command, ``relay up`` and ``make up``, the
+CDK app synthesized by Node, cfn-lint, fresh interpreters counting imports): all marked ``processes``."""
+QUICK_LEAVES_OUT = ("slow", "model", "browser", "processes")
+"""The markers whose tests the quick selection leaves out: what is left needs no model, browser or other process."""
 QUICK_ENV = "RELAY_TESTS_QUICK"
-"""Set (by ``make check``) to refuse, with a message naming the marker to add, any in-process ONNX model session that
-a test of the quick selection opens: a test that loads the model without a model fixture fails instead of making
-the quick check slow."""
+"""Set (``make check`` sets it to 1) to run only the quick selection, and to fail, with a message that says what
+to do, a test of it that opens an ONNX model session in this process (a model loaded without a model fixture would
+make the quick check slow instead)."""
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that loads a model (:data:`MODEL_FIXTURES`, :data:`MODEL_PATHS`) ``model`` and every test
-    that starts Chromium (:data:`BROWSER_PATHS`) ``browser``; ``-m "not slow and not model and not browser"`` is the
-    quick selection."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that loads a model (:data:`MODEL_FIXTURES`, :data:`MODEL_PATHS`) ``model``, every test that
+    starts Chromium (:data:`BROWSER_PATHS`) ``browser`` and every test of :data:`PROCESS_PATHS` ``processes``;
+    under :data:`QUICK_ENV`, deselect the tests marked with any of :data:`QUICK_LEAVES_OUT`."""
     for item in items:
         path = item.nodeid.split("::", 1)[0]
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())) or path.startswith(MODEL_PATHS):
             item.add_marker(pytest.mark.model)
         if path.startswith(BROWSER_PATHS):
             item.add_marker(pytest.mark.browser)
+        if path.startswith(PROCESS_PATHS):
+            item.add_marker(pytest.mark.processes)
+    if not os.environ.get(QUICK_ENV):
+        return
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        marked = any(item.get_closest_marker(name) for name in QUICK_LEAVES_OUT)
+        (left_out if marked else kept).append(item)
+    config.hook.pytest_deselected(items=left_out)
+    items[:] = kept
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under :data:`QUICK_ENV`, the files of :data:`MODEL_PATHS`, :data:`BROWSER_PATHS` and :data:`PROCESS_PATHS` are
+    not even imported (their tests would all be left out; some load a model at import)."""
+    if not os.environ.get(QUICK_ENV) or not collection_path.is_relative_to(config.rootpath):
+        return None
+    relative = collection_path.relative_to(config.rootpath).as_posix() + ("/" if collection_path.is_dir() else "")
+    return relative.startswith((*MODEL_PATHS, *BROWSER_PATHS, *PROCESS_PATHS)) or None
 
 
 def pytest_configure(config: pytest.Config) -> None:
