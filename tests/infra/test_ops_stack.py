@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from aws_cdk.assertions import Match
-from tests.infra.iam_statements import actions_of, as_list, rendered, statements_of_handler
+from tests.infra.iam_statements import actions_of, as_list, rendered, statements, statements_of_handler
 
 from relay_functions import ops
 from relay_functions.ops import placeholders
@@ -160,3 +160,20 @@ def test_smoke_kokoro_is_granted_every_sagemaker_runtime_call_the_smoke_test_mak
     for call in calls:
         assert "sagemaker:" + "".join(part.title() for part in call.split("_")) in granted
     assert {"sagemaker:InvokeEndpoint", "sagemaker:InvokeEndpointWithBidirectionalStream"} <= granted
+
+
+def test_cleanup_gets_no_delete_permission_on_the_cdk_bootstrap_image_repository(relay_app: SynthesizedApp) -> None:
+    """The default app builds its images as CDK assets, so they live in the bootstrap's shared repository
+    (``cdk-hnb659fds-container-assets-...``): the cleanup's repository task may not delete it, nor any image in it."""
+    substitutions = [
+        m["Properties"]["DefinitionSubstitutions"]
+        for m in relay_app.resources("Ops", "AWS::StepFunctions::StateMachine")
+        if "EcrRepositoryName" in m["Properties"].get("DefinitionSubstitutions", {})
+    ]
+    assert substitutions
+    assert "cdk-hnb659fds-container-assets-" in rendered(substitutions[0]["EcrRepositoryName"])
+    template = relay_app.template("Ops")
+    granted = actions_of(statements_of_handler(template, "relay_functions.ops.cleanup_repository.handler"))
+    assert not {"ecr:DeleteRepository", "ecr:BatchDeleteImage"} & granted
+    everywhere = {a for s in statements(template) for a in as_list(s["Action"])}
+    assert not {"ecr:DeleteRepository", "ecr:BatchDeleteImage"} & everywhere

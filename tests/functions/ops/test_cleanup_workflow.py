@@ -16,6 +16,8 @@ from moto.sagemaker.models import SageMakerModelBackend
 from relay_functions.ops import agent_runtimes
 from relay_functions.ops.cleanup_agent_runtime import handler as agent_runtime_handler
 from relay_functions.ops.cleanup_bucket import handler as bucket_handler
+from relay_functions.ops.cleanup_repository import handler as repository_handler
+from relay_functions.ops.errors import SharedResourceError
 from relay_local.ops_workflows import InProcessLambdas, WorkflowRun, function_arn, run_workflow, seed_deployment
 
 from .conftest import REPO_ROOT, TEST_VALUES
@@ -236,6 +238,36 @@ def test_a_crashed_final_inventory_fails_naming_the_step(
     run = cleanup(definition, {})
     assert run.status == "FAILED"
     assert run.error == "FinalInventory.Failed"
+
+
+BOOTSTRAP_REPOSITORY = "cdk-hnb659fds-container-assets-123456789012-eu-west-1"
+
+
+def test_the_cdk_bootstrap_repository_is_refused_at_plan_before_anything_is_deleted(
+    deployment: None, agentcore: InMemoryAgentRuntimes, definition: Callable[..., str]
+) -> None:
+    boto3.client("ecr").create_repository(repositoryName=BOOTSTRAP_REPOSITORY)
+    run = cleanup(definition, {"parts": EVERYTHING}, EcrRepositoryName=BOOTSTRAP_REPOSITORY)
+    assert run.status == "FAILED"
+    assert run.error == "Plan.Failed"
+    message = json.loads(run.cause or "{}")["errorMessage"]
+    assert "CDK bootstrap" in message and '"ecr_repository": false' in message
+    assert agentcore.calls == []
+    assert len(boto3.client("sagemaker").list_endpoints()["Endpoints"]) == 1
+    assert BOOTSTRAP_REPOSITORY in [
+        r["repositoryName"] for r in boto3.client("ecr").describe_repositories()["repositories"]
+    ]
+
+    default = cleanup(definition, {}, EcrRepositoryName=BOOTSTRAP_REPOSITORY)  # not asked for: the cleanup runs
+    assert default.status == "SUCCEEDED", default.cause
+
+
+def test_the_repository_task_refuses_the_cdk_bootstrap_repository_itself(deployment: None) -> None:
+    ecr = boto3.client("ecr")
+    ecr.create_repository(repositoryName=BOOTSTRAP_REPOSITORY)
+    with pytest.raises(SharedResourceError, match="shared by every CDK app"):
+        repository_handler({"repository": BOOTSTRAP_REPOSITORY}, None)
+    assert BOOTSTRAP_REPOSITORY in [r["repositoryName"] for r in ecr.describe_repositories()["repositories"]]
 
 
 def test_agent_runtime_step_is_idempotent_once_gone(agentcore: InMemoryAgentRuntimes) -> None:

@@ -7,7 +7,9 @@ names miss still shows. Resources that cost money while idle (SageMaker endpoint
 AgentCore runtimes) are flagged ``billable``.
 
 Input ``{"stage": "plan" | "final", "request": <execution input>, "names": {...}}``.
-- plan -> ``{"dry_run", "parts", "would_delete", "existing"}`` (``parts`` with defaults filled in);
+- plan -> ``{"dry_run", "parts", "would_delete", "existing"}`` (``parts`` with defaults filled in); asking for
+  ``ecr_repository`` when the images live in the CDK bootstrap's shared repository fails here, before anything is
+  deleted (:func:`~relay_functions.ops.cleanup_targets.refuse_shared_repository`);
 - final -> ``{"remaining", "billable", "requested_remaining", "done", "nothing_billable_left"}``.
 """
 
@@ -19,7 +21,15 @@ from typing import Any, Final
 import boto3
 from aws_lambda_powertools import Logger
 
-from relay_functions.ops.cleanup_targets import CleanupNames, Part, ResourceKind, parse_parts, resource_status
+from relay_functions.ops.cleanup_targets import (
+    CleanupNames,
+    Part,
+    ResourceKind,
+    is_cdk_asset_repository,
+    parse_parts,
+    refuse_shared_repository,
+    resource_status,
+)
 from relay_functions.ops.errors import InvalidTaskInputError
 
 logger = Logger(service="relay-ops")
@@ -45,7 +55,12 @@ def named_resources(names: CleanupNames) -> list[dict[str, Any]]:
     for part in Part:
         for kind, name in names.resources(part):
             status = resource_status(kind, name)
-            if status is not None:
+            if status is None:
+                continue
+            if kind is ResourceKind.REPOSITORY and is_cdk_asset_repository(name):
+                # every CDK app's images: not this deployment's to remove, so never "billable left behind"
+                found.append({"kind": kind.value, "name": name, "status": status, "billable": False, "shared": True})
+            else:
                 found.append({"kind": kind.value, "name": name, "status": status, "billable": kind in BILLABLE_KINDS})
     return found
 
@@ -83,6 +98,8 @@ def plan(request: dict[str, Any], names: CleanupNames, project: str) -> dict[str
     if not isinstance(dry_run, bool):
         raise InvalidTaskInputError("'dry_run' must be true or false")
     parts = parse_parts(request.get("parts"))
+    if parts[Part.ECR_REPOSITORY]:
+        refuse_shared_repository(names.repository)
     existing = inventory(names, project)
     present = {item["name"] for item in existing}
     would_delete = [

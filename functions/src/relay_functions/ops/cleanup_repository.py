@@ -5,7 +5,9 @@ A Lambda rather than the ``aws-sdk:ecr:deleteRepository`` integration because EC
 integration could not be executed in the tests. Deletion is synchronous: the task confirms the repository is gone.
 
 Input ``{"repository"}``; output ``{"gone": true, "images_deleted"}``. A repository that does not exist is gone
-(NotFound counts as success); a refusal raises :class:`~relay_functions.ops.errors.DeleteRefusedError`.
+(NotFound counts as success); a refusal raises :class:`~relay_functions.ops.errors.DeleteRefusedError`. A CDK
+bootstrap's image repository (``cdk-<qualifier>-container-assets-...``, every CDK app's images) is never deleted:
+:class:`~relay_functions.ops.errors.SharedResourceError`, before any ECR call.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import boto3
 from aws_lambda_powertools import Logger
 from botocore.exceptions import ClientError
 
-from relay_functions.ops.cleanup_targets import ResourceKind, resource_status
+from relay_functions.ops.cleanup_targets import ResourceKind, refuse_shared_repository, resource_status
 from relay_functions.ops.errors import DeleteRefusedError, InvalidTaskInputError
 
 logger = Logger(service="relay-ops")
 
 
 def delete_repository(ecr: Any, repository: str) -> dict[str, Any]:
+    refuse_shared_repository(repository)
     try:
         answer = ecr.delete_repository(repositoryName=repository, force=True)
     except ClientError as exc:

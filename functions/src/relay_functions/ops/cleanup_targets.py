@@ -6,6 +6,7 @@ Each resource is a (:class:`ResourceKind`, name) pair. :func:`resource_status` a
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final
@@ -14,7 +15,7 @@ import boto3
 from botocore.exceptions import ClientError
 
 from relay_functions.ops import agent_runtimes
-from relay_functions.ops.errors import InvalidTaskInputError
+from relay_functions.ops.errors import InvalidTaskInputError, SharedResourceError
 
 
 class ResourceKind(StrEnum):
@@ -42,6 +43,10 @@ DEFAULT_PARTS: Final[dict[Part, bool]] = {
     Part.ECR_REPOSITORY: False,
 }
 """The runtime and the endpoint go by default; the weights cache and the images only when asked explicitly."""
+
+CDK_ASSET_REPOSITORY: Final = re.compile(r"cdk-[a-z0-9]+-container-assets-")
+"""The name of a CDK bootstrap's image repository (``cdk-<qualifier>-container-assets-<account>-<region>``,
+``hnb659fds`` by default): every CDK app of the account and region pushes its images there."""
 
 DELETING_STATUSES: Final = frozenset({"Deleting", "DELETING"})
 FAILED_DELETE_STATUSES: Final = frozenset({"DELETE_FAILED"})
@@ -79,6 +84,24 @@ class CleanupNames:
             Part.WEIGHTS_BUCKET: [(ResourceKind.BUCKET, self.weights_bucket)],
             Part.ECR_REPOSITORY: [(ResourceKind.REPOSITORY, self.repository)],
         }[part]
+
+
+def is_cdk_asset_repository(name: str) -> bool:
+    """Whether ``name`` (a repository name, or a rendering of one with CloudFormation pseudo parameters) is a CDK
+    bootstrap's shared image repository."""
+    return CDK_ASSET_REPOSITORY.search(name) is not None
+
+
+def refuse_shared_repository(name: str) -> None:
+    """Raise :class:`SharedResourceError` when ``name`` is a CDK bootstrap's image repository: deleting it (with
+    ``force``) would delete every CDK app's images in the account and region."""
+    if is_cdk_asset_repository(name):
+        raise SharedResourceError(
+            f"ECR repository {name} is the CDK bootstrap's image repository, shared by every CDK app in this "
+            "account and region: the cleanup never deletes it. Run the cleanup again with "
+            '"ecr_repository": false, and delete this deployment\'s images from that repository by hand '
+            "(docs/deploy.md, 'What make destroy leaves')"
+        )
 
 
 def parse_parts(obj: Any) -> dict[Part, bool]:
@@ -130,12 +153,15 @@ def resource_status(
 
 
 __all__ = [
+    "CDK_ASSET_REPOSITORY",
     "DEFAULT_PARTS",
     "DELETING_STATUSES",
     "FAILED_DELETE_STATUSES",
     "CleanupNames",
     "Part",
     "ResourceKind",
+    "is_cdk_asset_repository",
     "parse_parts",
+    "refuse_shared_repository",
     "resource_status",
 ]

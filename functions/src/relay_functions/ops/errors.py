@@ -20,8 +20,19 @@ class DeleteRefusedError(OpsError):
     """A resource asked to be deleted still exists and its deletion was refused (the message quotes the refusal)."""
 
 
+class SharedResourceError(OpsError):
+    """The cleanup was asked to delete something other deployments share (the message says what to do instead)."""
+
+
 class InvalidTaskInputError(OpsError):
     """A task was given input it cannot use (the message names the field)."""
 
 
-__all__ = ["AuditSourceError", "DeleteRefusedError", "InvalidTaskInputError", "OpsError", "SmokeCheckError"]
+__all__ = [
+    "AuditSourceError",
+    "DeleteRefusedError",
+    "InvalidTaskInputError",
+    "OpsError",
+    "SharedResourceError",
+    "SmokeCheckError",
+]

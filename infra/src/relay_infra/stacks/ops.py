@@ -23,6 +23,7 @@ from aws_cdk import custom_resources as cr
 from constructs import Construct
 
 from relay_functions.ops import placeholders
+from relay_functions.ops.cleanup_targets import is_cdk_asset_repository
 from relay_infra.config import RelayConfig
 from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.secure_bucket import SecureBucket
@@ -239,7 +240,7 @@ class OpsStack(Stack):
             role.add_to_policy(
                 iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self._smoke_secret_arn])
             )
-        elif name == "cleanup_repository":
+        elif name == "cleanup_repository" and not self._repository_is_shared():
             role.add_to_policy(
                 iam.PolicyStatement(
                     actions=[
@@ -268,6 +269,12 @@ class OpsStack(Stack):
                 ("Resource::*", self._weights_objects_nag),
             ),
         )
+
+    def _repository_is_shared(self) -> bool:
+        """Whether the images live in the CDK bootstrap's repository (built from a Dockerfile, not
+        ``relay:ttsImageUri``): every CDK app's images are there, so the cleanup may never delete it and its
+        function gets no ECR delete permission (docs/operations.md)."""
+        return is_cdk_asset_repository(json.dumps(self.resolve(self._repository.repository_name)))
 
     def _grant_workflow(self, flow: Workflow, text: str, alerts: sns.ITopic) -> None:
         """Invoke only the task functions the definition names; each SDK integration only on its resources."""
