@@ -29,6 +29,8 @@ import { ClientSession, TurnOutcome, newTurnId } from "./session.js";
  * @typedef {object} SendOptions
  * @property {string | null} [voice]  a voice or blend (default: the deployment's)
  * @property {number} [speed]   0.25–4.0 (default 1.0)
+ * @property {string | null} [lang]  the language to read the reply in: one of the nine codes of LANGUAGES ("es",
+ *   "pt-br" ...) or a voice letter ("e"), any case (default: the voice's own); send() throws a TypeError for others
  * @property {"bidi" | "batch"} [mode]
  * @property {boolean} [timings]  ask for word timings (`words` events)
  * @property {string} [turnId]  default: a fresh random one
@@ -182,7 +184,7 @@ export class RelayClient extends Emitter {
 
   /**
    * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
-   * it first). Throws a TypeError for a blank prompt.
+   * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages.
    * @param {string} prompt
    * @param {SendOptions} [options]
    * @returns {Turn}
@@ -194,6 +196,7 @@ export class RelayClient extends Emitter {
       prompt,
       voice: options.voice ?? null,
       speed: options.speed,
+      lang: options.lang,
       mode: options.mode,
       turnId,
       timings: options.timings,

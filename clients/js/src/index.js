@@ -4,6 +4,7 @@
 export { RelayClient, Turn, connect } from "./client.js";
 export { Connection, DEFAULT_BACKOFF, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
 export { Emitter } from "./emitter.js";
+export { LANGUAGES, LANG_CODES, findLanguage, langField, languageOfVoice } from "./languages.js";
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
 export { PlatformError } from "./platform.js";
 export {
@@ -21,4 +22,5 @@ export {
   playedMsField,
 } from "./session.js";
 export { PcmSink } from "./sink.js";
+export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";
 export { WebAudioSink } from "./web_audio_sink.js";

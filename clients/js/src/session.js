@@ -9,6 +9,7 @@
 // or repeated; audio comes out as whole 16-bit samples. Unlike the Python session, malformed input never
 // throws: it gives a protocol_error event and changes nothing (one bad message must not end a page).
 
+import { langField } from "./languages.js";
 import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
 
 /**
@@ -132,20 +133,24 @@ export class ClientSession {
    * The `sendMessage` for a new turn. The client picks the turn id so the turn can be resumed even if the
    * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
    * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
-   * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string,
-   *          timings?: boolean}} turn
+   * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
+   * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, recording nothing.
+   * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
+   *          turnId?: string, timings?: boolean}} turn
    * @returns {string}
    */
   sendMessage(turn) {
     const turnId = turn.turnId ?? newTurnId();
     if (this.turns.has(turnId)) throw new Error(`turn id ${turnId} is already used in this session: use a new one per turn`);
     if (!TURN_ID_PATTERN.test(turnId)) throw new Error("a turn id is 1 to 64 characters of A-Z a-z 0-9 - _ . :");
+    const lang = langField(turn.lang);
     this.turns.set(turnId, new ClientTurn(turnId));
     this.currentTurnId = turnId;
     /** @type {Record<string, unknown>} */
     const message = { action: "sendMessage", prompt: turn.prompt };
     if (turn.voice) message.voice = turn.voice;
     message.speed = turn.speed ?? 1.0;
+    if (lang !== null) message.lang = lang;
     message.mode = turn.mode ?? "bidi";
     message.turn_id = turnId;
     if (turn.timings) message.timings = true;

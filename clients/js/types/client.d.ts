@@ -23,6 +23,8 @@ export function connect(options: ConnectOptions): RelayClient;
  * @typedef {object} SendOptions
  * @property {string | null} [voice]  a voice or blend (default: the deployment's)
  * @property {number} [speed]   0.25–4.0 (default 1.0)
+ * @property {string | null} [lang]  the language to read the reply in: one of the nine codes of LANGUAGES ("es",
+ *   "pt-br" ...) or a voice letter ("e"), any case (default: the voice's own); send() throws a TypeError for others
  * @property {"bidi" | "batch"} [mode]
  * @property {boolean} [timings]  ask for word timings (`words` events)
  * @property {string} [turnId]  default: a fresh random one
@@ -97,7 +99,7 @@ export class RelayClient extends Emitter<ClientEvents> {
     get state(): import("./connection.js").ConnectionState;
     /**
      * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
-     * it first). Throws a TypeError for a blank prompt.
+     * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages.
      * @param {string} prompt
      * @param {SendOptions} [options]
      * @returns {Turn}
@@ -182,6 +184,11 @@ export type SendOptions = {
      * 0.25–4.0 (default 1.0)
      */
     speed?: number | undefined;
+    /**
+     * the language to read the reply in: one of the nine codes of LANGUAGES ("es",
+     * "pt-br" ...) or a voice letter ("e"), any case (default: the voice's own); send() throws a TypeError for others
+     */
+    lang?: string | null | undefined;
     mode?: "bidi" | "batch" | undefined;
     /**
      * ask for word timings (`words` events)

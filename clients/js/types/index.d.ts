@@ -4,5 +4,7 @@ export { PcmSink } from "./sink.js";
 export { WebAudioSink } from "./web_audio_sink.js";
 export { RelayClient, Turn, connect } from "./client.js";
 export { Connection, DEFAULT_BACKOFF, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
+export { LANGUAGES, LANG_CODES, findLanguage, langField, languageOfVoice } from "./languages.js";
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
 export { ClientSession, ClientTurn, MAX_PLAYED_MS, MAX_WORD_INDEX, STALL_RESUME_MS, TurnOutcome, TurnPhase, applyWords, newTurnId, parseWordIndex, parseWords, playedMsField } from "./session.js";
+export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";

@@ -112,14 +112,17 @@ export class ClientSession {
      * The `sendMessage` for a new turn. The client picks the turn id so the turn can be resumed even if the
      * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
      * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
-     * @param {{prompt: string, voice?: string | null, speed?: number, mode?: string, turnId?: string,
-     *          timings?: boolean}} turn
+     * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
+     * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, recording nothing.
+     * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
+     *          turnId?: string, timings?: boolean}} turn
      * @returns {string}
      */
     sendMessage(turn: {
         prompt: string;
         voice?: string | null;
         speed?: number;
+        lang?: string | null;
         mode?: string;
         turnId?: string;
         timings?: boolean;
