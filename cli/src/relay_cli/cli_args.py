@@ -3,7 +3,8 @@ parsed, before anything starts, so a mistake costs one line and exit status 2, n
 
 Each function here is an argparse ``type=``: it returns the parsed value or raises ``ArgumentTypeError`` with a
 message that says what a valid value looks like (argparse prefixes the option's name). Limits come from
-``relay_core.limits`` and the turn's rules from ``relay_core.agent.events``; none is spelled here again. The
+``relay_core.limits``, the turn's rules from ``relay_core.agent.events`` and the speech options' from
+``relay_core.speech_options``; none is spelled here again. The
 types other commands use too (``non_empty``, ``given_path``) are ``relay_core.cli_usage``'s.
 """
 
@@ -16,7 +17,7 @@ from pathlib import Path
 from relay_core import limits
 from relay_core.agent.events import parse_payload
 from relay_core.errors import ProtocolError
-from relay_core.fields import get_number, get_str
+from relay_core.speech_options import read_speech_options
 from relay_core.voice_spec import parse_voice_spec
 
 MAX_PORT = 65_535
@@ -64,8 +65,7 @@ def speech_speed(text: str) -> float:
             f"{text!r} is not a number: give a speed from {limits.MIN_SPEED} to {limits.MAX_SPEED}"
         ) from None
     try:
-        return get_number({"speed": value}, "speed", default=limits.DEFAULT_SPEED,
-                          minimum=limits.MIN_SPEED, maximum=limits.MAX_SPEED)  # fmt: skip
+        return read_speech_options({"speed": value}).speed
     except ProtocolError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
 
@@ -77,7 +77,7 @@ def voice_spec(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("the voice is empty: name one (or a blend), or leave --voice out")
     try:
-        get_str({"voice": text}, "voice", max_chars=limits.MAX_VOICE_SPEC_CHARS)
+        read_speech_options({"voice": text})
         parse_voice_spec(text)
     except ProtocolError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
