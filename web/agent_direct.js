@@ -4,6 +4,7 @@
 // gateway mode (the ClientEvent of @kokoro-relay/client's session.js).
 
 import { SseDecoder } from "./sse.js";
+import { langField } from "./client/languages.js";
 import { PcmTimeline, base64ToBytes } from "./client/pcm.js";
 import { parseWordIndex, parseWords, playedMsField } from "./client/session.js";
 
@@ -116,16 +117,20 @@ export class AgentDirectClient {
   }
 
   /**
-   * Run one turn; resolves when its stream ends.
-   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, turnId: string,
-   *          timings?: boolean}} turn
+   * Run one turn; resolves when its stream ends. `lang` (a code or voice letter; null: the voice's own) goes into
+   * the payload as its code, as the gateway route sends it; a language Kokoro does not speak throws a TypeError
+   * before any request.
+   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, lang?: string | null,
+   *          turnId: string, timings?: boolean}} turn
    */
   async run(turn) {
+    const lang = langField(turn.lang);
     this.turnId = turn.turnId;
     const payload = { prompt: turn.prompt, mode: turn.mode ?? "bidi", request_id: turn.turnId };
     if (turn.timings) Object.assign(payload, { timings: true });
     if (turn.voice) Object.assign(payload, { voice: turn.voice });
     if (turn.speed !== undefined) Object.assign(payload, { speed: turn.speed });
+    if (lang !== null) Object.assign(payload, { lang });
     const abort = new AbortController();
     this._abort = abort;
     const mapper = new AgentEventMapper();

@@ -18,6 +18,7 @@ import { AgentDirectClient } from "./agent_direct.js";
 import { CaptionTrack, alignToReply } from "./captions.js";
 import { WebAudioSink, connect, firstAudibleIndex, newTurnId } from "./client/index.js";
 import { WordStream } from "./transcript.js";
+import { SpeechPicker } from "./voice_picker.js";
 import { ScreenWakeLock } from "./wake_lock.js";
 
 /** @param {string} id */
@@ -28,7 +29,10 @@ const ui = {
   prompt: /** @type {HTMLTextAreaElement} */ ($("prompt")),
   mode: /** @type {HTMLSelectElement} */ ($("mode")),
   captions: /** @type {HTMLInputElement} */ ($("captions")),
-  voice: /** @type {HTMLInputElement} */ ($("voice")),
+  voice: /** @type {HTMLSelectElement} */ ($("voice")),
+  voiceCustom: /** @type {HTMLInputElement} */ ($("voice-custom")),
+  voiceCustomField: $("voice-custom-field"),
+  lang: /** @type {HTMLSelectElement} */ ($("lang")),
   send: /** @type {HTMLButtonElement} */ ($("send")),
   stop: /** @type {HTMLButtonElement} */ ($("stop")),
   who: $("who"),
@@ -169,6 +173,7 @@ class TurnView {
 }
 
 const player = new WebAudioSink();
+const speech = new SpeechPicker({ voice: ui.voice, custom: ui.voiceCustom, customField: ui.voiceCustomField, lang: ui.lang });
 const wakeLock = new ScreenWakeLock();
 /** @type {TurnView | null} */
 let turn = null;
@@ -471,7 +476,7 @@ function startTurn(config) {
   const options = {
     prompt,
     mode: /** @type {"bidi" | "batch"} */ (ui.mode.value === "batch" ? "batch" : "bidi"),
-    voice: ui.voice.value.trim() || null,
+    ...speech.choice(), // voice and lang (null: the server's default voice, the voice's own language)
     turnId: newTurnId(),
     timings: ui.captions.checked,
   };

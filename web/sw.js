@@ -16,6 +16,7 @@ const SHELL = [
   "sse.js",
   "transcript.js",
   "wake_lock.js",
+  "voice_picker.js",
   "manifest.webmanifest",
   "icons/icon-192.png",
   "icons/icon-512.png",
@@ -23,10 +24,12 @@ const SHELL = [
   "client/client.js",
   "client/connection.js",
   "client/emitter.js",
+  "client/languages.js",
   "client/pcm.js",
   "client/platform.js",
   "client/session.js",
   "client/sink.js",
+  "client/voices.js",
   "client/web_audio_sink.js",
 ];
 

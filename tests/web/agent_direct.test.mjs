@@ -53,6 +53,18 @@ for (const step of [1, 7, 4096, 1 << 20]) {
   });
 }
 
+test("direct: voice and lang go into the agent's payload (lang as its code); a bad lang is refused before any request", async () => {
+  const requests = [];
+  const client = new AgentDirectClient({ endpoint: "/a", onEvent: () => undefined, fetchImpl: fakeFetch(turnBody, 4096, requests) });
+  await assert.rejects(client.run({ prompt: "hi", lang: "klingon", turnId: "t-5" }), TypeError);
+  assert.equal(requests.length, 0);
+  await client.run({ prompt: "hi", voice: "jm_kumo", lang: "A", turnId: "t-6" });
+  await client.run({ prompt: "hi", voice: null, lang: null, turnId: "t-7" });
+  const [spoken, plain] = requests.map((r) => JSON.parse(r.init.body));
+  assert.deepEqual(spoken, { prompt: "hi", mode: "bidi", request_id: "t-6", voice: "jm_kumo", lang: "en-us" });
+  assert.deepEqual(plain, { prompt: "hi", mode: "bidi", request_id: "t-7" });
+});
+
 test("direct: a stream that ends without agent_end is reported as a failed turn", async () => {
   const events = [];
   const cut = turnBody.subarray(0, Math.floor(turnBody.length / 2));

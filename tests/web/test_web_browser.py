@@ -25,6 +25,7 @@ from relay_core import limits
 from relay_core.agent.events import AgentStart, AudioChunk, TextDelta, parse_event
 from relay_core.audio import b64decode
 from relay_core.client.session import ClientSession, TurnOutcome
+from relay_core.languages import LANGUAGES
 from relay_core.sse import SseDecoder
 
 if TYPE_CHECKING:
@@ -343,3 +344,79 @@ def test_captions_follow_the_players_clock_and_every_word_is_highlighted(client_
     assert all(entry["at"] >= starts[entry["index"]] - 0.1 for entry in captions["log"]), "highlighted far too early"
     assert page.locator("#reply .word.spoken").count() == page.locator("#reply .word").count() > 0
     screenshot(page, "web-client-captions.png")
+
+
+AXE = Path(__file__).resolve().parents[2] / "web" / "node_modules" / "axe-core" / "axe.min.js"
+PICKERS_JS = """() => ({
+  first: [document.querySelector('#voice option').value, document.querySelector('#voice option').textContent],
+  groups: [...document.querySelectorAll('#voice optgroup')].map((g) => [g.label, [...g.children].map((o) => o.value)]),
+  last: document.querySelector('#voice').lastElementChild.value,
+  langs: [...document.querySelectorAll('#lang option')].map((o) => o.value),
+})"""
+
+
+def serious_axe_violations(page: Page, selector: str) -> list[dict[str, Any]]:
+    """axe-core's serious and critical findings within ``selector`` (tests/web/test_web_mobile.py checks the
+    whole page on phones)."""
+    assert AXE.exists(), "axe-core is missing: run `npm --prefix web ci` (make web-typecheck does)"
+    page.add_script_tag(path=str(AXE))
+    result: dict[str, Any] = page.evaluate("async (sel) => await axe.run(sel, {resultTypes: ['violations']})", selector)
+    return [
+        {"id": v["id"], "impact": v["impact"], "nodes": [n["target"] for n in v["nodes"]][:5]}
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def test_voice_picker_groups_voices_by_language_and_a_turn_sends_voice_and_lang(client_page: ClientPage) -> None:
+    """The voice select offers the server's default, then a group per Kokoro language in relay_core's order, then
+    "Other…"; the language select the voice's own and the nine. A voice picked from its group and a language go
+    into the turn's sendMessage, and the container speaks with that voice (the stack has the embedded Japanese
+    voices: jm_kumo, reading this English prompt as en-us)."""
+    page, wire = client_page.page, client_page.wire
+    open_options(page)
+    pickers: dict[str, Any] = page.evaluate(PICKERS_JS)
+    assert pickers["first"] == ["", "Server default (af_heart when installed, else jf_alpha)"]
+    assert [label for label, _ in pickers["groups"]] == [language.name for language in LANGUAGES]
+    for (_, names), language in zip(pickers["groups"], LANGUAGES, strict=True):
+        assert names and all(name[0] == language.letter for name in names), (language.code, names)
+    assert sum(len(names) for _, names in pickers["groups"]) == 54
+    assert pickers["last"] == "other voice", "Other… comes after the groups"
+    assert pickers["langs"] == ["", *(language.code for language in LANGUAGES)]
+    assert page.is_hidden("#voice-custom")
+
+    page.select_option("#voice", "jm_kumo")
+    page.select_option("#lang", "en-us")
+    send(page, SHORT_PROMPT)
+    assert wait_for_end(page) == "completed"
+
+    sent = [m for m in wire.sent_actions() if m["action"] == "sendMessage"]
+    assert [(m.get("voice"), m.get("lang")) for m in sent] == [("jm_kumo", "en-us")]
+    starts = [json.loads(m) for m in wire.received if '"audio_stream_start"' in m]
+    assert starts and starts[0]["voice"] == "jm_kumo", "the container spoke with the voice picked"
+    turn = the_turn(decode_wire(wire.received))
+    assert turn.outcome is TurnOutcome.COMPLETED and len(turn.pcm) > 0
+    assert scheduled_pcm(page) == turn.pcm
+    screenshot(page, "web-client-voice-picker.png")
+
+
+def test_other_voice_reveals_a_field_and_the_direct_route_sends_its_blend_and_lang(client_page: ClientPage) -> None:
+    """ "Other voice or blend…" reveals a labelled text field (the options stay free of serious axe findings with it
+    shown); what is typed there and the language picked go into the direct route's agent payload, and the turn
+    completes."""
+    page = client_page.page
+    open_options(page)
+    page.select_option("#voice", "other voice")
+    page.wait_for_selector("#voice-custom", state="visible")
+    assert serious_axe_violations(page, "#options") == []
+    page.fill("#voice-custom", "jf_alpha:0.6,jm_kumo:0.4")
+    page.select_option("#lang", "en-gb")
+    with page.expect_request(lambda r: r.url.endswith("/agent/invocations"), timeout=TURN_TIMEOUT_MS) as request:
+        send(page, SHORT_PROMPT, route="direct")
+    payload = request.value.post_data_json
+    assert (payload.get("voice"), payload.get("lang")) == ("jf_alpha:0.6,jm_kumo:0.4", "en-gb")
+    assert wait_for_end(page) == "completed"
+    assert client_page.wire.sent == [], "local mode must not use the gateway"
+
+    page.select_option("#voice", "")
+    page.wait_for_selector("#voice-custom", state="hidden")
