@@ -53,3 +53,8 @@ def test_role_invokes_the_configured_model_only(relay_app: SynthesizedApp) -> No
     assert "bedrock:InvokeModelWithResponseStream" in as_list(found[0]["Action"])
     assert "foundation-model/amazon.nova-lite-v1:0" in rendered(found[0]["Resource"])
     assert "*" not in rendered(found[0]["Resource"])
+
+
+def test_runtime_role_pulls_the_agent_image(relay_app: SynthesizedApp) -> None:
+    pulls = granting(relay_app.template("Agent"), "ecr:BatchGetImage")
+    assert pulls and "container-assets" in rendered(pulls)

@@ -177,3 +177,24 @@ def test_cleanup_gets_no_delete_permission_on_the_cdk_bootstrap_image_repository
     assert not {"ecr:DeleteRepository", "ecr:BatchDeleteImage"} & granted
     everywhere = {a for s in statements(template) for a in as_list(s["Action"])}
     assert not {"ecr:DeleteRepository", "ecr:BatchDeleteImage"} & everywhere
+
+
+def test_the_audit_scans_both_images_each_in_its_repository(relay_app: SynthesizedApp) -> None:
+    """AUDIT_ECR_IMAGES names the Kokoro image the model runs and the agent image the runtime runs (by their
+    asset tags), and the audit may read the scan findings of each one's repository."""
+    import re  # noqa: PLC0415
+
+    (audit,) = [
+        f["Properties"]
+        for f in relay_app.resources("Ops", "AWS::Lambda::Function")
+        if f["Properties"].get("Handler") == "relay_functions.ops.audit_scan.handler"
+    ]
+    images = rendered(audit["Environment"]["Variables"]["AUDIT_ECR_IMAGES"])
+    (runtime,) = relay_app.resources("Agent", "AWS::BedrockAgentCore::Runtime")
+    (model,) = relay_app.resources("Speech", "AWS::SageMaker::Model")
+    for running in (runtime["Properties"], model["Properties"]):
+        tags = set(re.findall(r":([0-9a-f]{64})", rendered(running)))
+        assert len(tags) == 1, rendered(running)
+        assert f":{tags.pop()}" in images
+    granted = statements_of_handler(relay_app.template("Ops"), "relay_functions.ops.audit_scan.handler")
+    assert "ecr:DescribeImageScanFindings" in actions_of(granted)

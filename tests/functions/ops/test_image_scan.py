@@ -1,5 +1,5 @@
 """ECR image scan findings in the audit (moto's ECR): HIGH/CRITICAL findings are reported, an unscanned image is
-a note, and the scan task includes them when AUDIT_ECR_REPOSITORY is set."""
+a note, and the scan task includes them for each image of AUDIT_ECR_IMAGES."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import os
 import boto3
 import pytest
 
-from relay_functions.ops.audit_scan import scan
+from relay_functions.ops.audit_scan import scan, scanned_images
+from relay_functions.ops.errors import AuditSourceError
 from relay_functions.ops.image_scan import image_findings
 
 from .conftest import REPO_ROOT
@@ -36,9 +37,36 @@ def test_high_findings_are_reported_and_missing_images_noted(aws: None, monkeypa
     lock = REPO_ROOT / "uv.lock"
     monkeypatch.setenv("AUDIT_LOCK_PATH", str(lock))
     monkeypatch.setenv("AUDIT_OSV_MODE", "offline")
-    monkeypatch.setenv("AUDIT_ECR_REPOSITORY", "kokoro-relay")
-    monkeypatch.setenv("AUDIT_ECR_TAGS", "gpu")
+    monkeypatch.setenv("AUDIT_ECR_IMAGES", "kokoro-relay:gpu")
     report = scan(dict(os.environ))
     assert not report.ok
     assert report.findings == ()
     assert "image kokoro-relay:gpu: HIGH" in report.summary()
+
+
+def test_both_images_are_scanned_each_in_its_own_repository(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Kokoro image and the agent image (pinned by digest, in another repository) are both audited."""
+    ecr = boto3.client("ecr")
+    digests = {}
+    for repository, tag in (("kokoro-tts", "gpu-1"), ("kokoro-agent", "arm64")):
+        ecr.create_repository(repositoryName=repository)
+        pushed = ecr.put_image(
+            repositoryName=repository,
+            imageManifest=json.dumps({"schemaVersion": 2, "mediaType": MANIFEST_TYPE, "layers": [], "x": repository}),
+            imageManifestMediaType=MANIFEST_TYPE,
+            imageTag=tag,
+        )
+        digests[repository] = pushed["image"]["imageId"]["imageDigest"]
+        ecr.start_image_scan(repositoryName=repository, imageId={"imageTag": tag})
+    monkeypatch.setenv("AUDIT_LOCK_PATH", str(REPO_ROOT / "uv.lock"))
+    monkeypatch.setenv("AUDIT_OSV_MODE", "offline")
+    monkeypatch.setenv("AUDIT_ECR_IMAGES", f"kokoro-tts:gpu-1,kokoro-agent@{digests['kokoro-agent']}")
+    report = scan(dict(os.environ))
+    assert {f["repository"] for f in report.image_findings} == {"kokoro-tts", "kokoro-agent"}
+
+
+def test_image_list_parsing_and_its_error() -> None:
+    assert scanned_images(" a:1, b@sha256:ff ,a:1,") == [("a", "1"), ("b", "sha256:ff")]
+    assert scanned_images("") == []
+    with pytest.raises(AuditSourceError, match="<repository>:<tag>"):
+        scanned_images("no-tag")

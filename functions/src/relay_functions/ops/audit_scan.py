@@ -2,8 +2,9 @@
 
 Environment: ``AUDIT_LOCK_S3_URI`` (``s3://bucket/key`` of the workspace ``uv.lock`` the CDK app uploads) or
 ``AUDIT_LOCK_PATH`` (a file bundled with the function); ``AUDIT_OSV_MODE`` = ``live`` (default; falls back to the
-bundled snapshot when OSV cannot be reached) or ``offline``; optional ``AUDIT_ECR_REPOSITORY`` and
-``AUDIT_ECR_TAGS`` (comma-separated) to add ECR image scan findings.
+bundled snapshot when OSV cannot be reached) or ``offline``; optional ``AUDIT_ECR_IMAGES`` to add the ECR image
+scan findings of the deployed images: comma-separated ``<repository>:<tag>`` or ``<repository>@sha256:<digest>``,
+one per image (the CDK app names both, the Kokoro image and the agent image, each in its own repository).
 
 Output: ``{"ok", "findings", "summary", "report"}``; the state machine stores ``report`` in S3 and notifies SNS
 when ``findings`` > 0.
@@ -45,17 +46,37 @@ def read_lock(environ: dict[str, str]) -> str:
     raise AuditSourceError("set AUDIT_LOCK_S3_URI (s3://bucket/key of uv.lock) or AUDIT_LOCK_PATH")
 
 
+def scanned_images(value: str) -> list[tuple[str, str]]:
+    """``"repo-a:tag,repo-b@sha256:d"`` → ``[("repo-a", "tag"), ("repo-b", "sha256:d")]`` (distinct, in order)."""
+    images: list[tuple[str, str]] = []
+    for item in (part.strip() for part in value.split(",")):
+        if not item:
+            continue
+        repository, at, digest = item.partition("@")
+        if not at:
+            repository, colon, digest = item.rpartition(":")
+            if not colon or not repository or not digest:
+                raise AuditSourceError(
+                    f"AUDIT_ECR_IMAGES: {item!r} is not <repository>:<tag> or <repository>@sha256:<digest>"
+                )
+        if (repository, digest) not in images:
+            images.append((repository, digest))
+    return images
+
+
 def scan(environ: dict[str, str]) -> AuditReport:
     """The audit as configured by ``environ``."""
     lock_text = read_lock(environ)
     live = None if environ.get("AUDIT_OSV_MODE", "live") == "offline" else LiveOsv()
     extra: list[dict[str, Any]] = []
-    repository = environ.get("AUDIT_ECR_REPOSITORY")
-    if repository:
-        tags = [t.strip() for t in environ.get("AUDIT_ECR_TAGS", "latest").split(",") if t.strip()]
-        extra, notes = image_findings(boto3.client("ecr"), repository, tags)
-        for note in notes:
-            logger.info("image scan", note=note)
+    images = scanned_images(environ.get("AUDIT_ECR_IMAGES", ""))
+    if images:
+        ecr = boto3.client("ecr")
+        for repository, tag in images:
+            found, notes = image_findings(ecr, repository, [tag])
+            extra += found
+            for note in notes:
+                logger.info("image scan", note=note)
     return run_audit(lock_text, live=live, image_findings=tuple(extra))
 
 
@@ -66,4 +87,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     return {"ok": report.ok, "findings": findings, "summary": report.summary(), "report": report.to_json()}
 
 
-__all__ = ["handler", "read_lock", "scan"]
+__all__ = ["handler", "read_lock", "scan", "scanned_images"]

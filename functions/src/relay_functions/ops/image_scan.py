@@ -15,12 +15,14 @@ _NOT_SCANNED: Final = frozenset({"ScanNotFoundException", "ImageNotFoundExceptio
 
 
 def image_findings(ecr: Any, repository: str, tags: list[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """(findings, notes) for ``repository:tag`` of each tag; ``ecr`` is a boto3 ECR client."""
+    """(findings, notes) for ``repository:tag`` of each tag (a ``sha256:...`` tag is the image's digest); ``ecr`` is
+    a boto3 ECR client."""
     findings: list[dict[str, Any]] = []
     notes: list[str] = []
     for tag in tags:
+        image_id = {"imageDigest": tag} if tag.startswith("sha256:") else {"imageTag": tag}
         try:
-            answer = ecr.describe_image_scan_findings(repositoryName=repository, imageId={"imageTag": tag})
+            answer = ecr.describe_image_scan_findings(repositoryName=repository, imageId=image_id)
         except ClientError as exc:
             code = exc.response["Error"]["Code"]
             if code not in _NOT_SCANNED:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, IgnoreMode, Stack
+from aws_cdk import CfnOutput, Stack
 from aws_cdk import aws_bedrockagentcore as agentcore
 from aws_cdk import aws_ecr_assets as ecr_assets
 from constructs import Construct
 
 from relay_infra.config import RelayConfig
-from relay_infra.constructs.tts_endpoint import image_tag
+from relay_infra.constructs.tts_endpoint import ImageRef, image_from_dockerfile, image_from_uri
 from relay_infra.constructs.voice_agent_runtime import VoiceAgentRuntime, runtime_name
-from relay_infra.paths import AGENT_DOCKERFILE, AGENT_IMAGE_SOURCES, REPO_ROOT, image_context_excludes
+from relay_infra.paths import AGENT_DOCKERFILE, AGENT_IMAGE_SOURCES
 
 
 class AgentStack(Stack):
@@ -29,19 +29,17 @@ class AgentStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.image_tag = image_tag(config.agent_image_uri) if config.agent_image_uri else None
-        """The pushed image's tag (``relay:agentImageUri``); None when the image is built as an asset."""
-        artifact = (
-            agentcore.AgentRuntimeArtifact.from_image_uri(config.agent_image_uri)
-            if config.agent_image_uri
-            else agentcore.AgentRuntimeArtifact.from_asset(
-                str(REPO_ROOT),
-                file=AGENT_DOCKERFILE,
-                platform=ecr_assets.Platform.LINUX_ARM64,
-                exclude=image_context_excludes(AGENT_IMAGE_SOURCES),
-                ignore_mode=IgnoreMode.DOCKER,
+        # self.image: the agent image and its repository, which the dependency audit scans beside the Kokoro
+        # image's: relay:agentImageUri, or built from containers/agent (only the agent's sources) as an asset.
+        self.image: ImageRef
+        if config.agent_image_uri:
+            self.image = image_from_uri(self, "AgentImage", config.agent_image_uri)
+            artifact = agentcore.AgentRuntimeArtifact.from_image_uri(config.agent_image_uri)
+        else:
+            self.image = image_from_dockerfile(
+                self, "AgentImage", AGENT_DOCKERFILE, ecr_assets.Platform.LINUX_ARM64, sources=AGENT_IMAGE_SOURCES
             )
-        )
+            artifact = agentcore.AgentRuntimeArtifact.from_ecr_repository(self.image.repository, self.image.tag)
         self.agent = VoiceAgentRuntime(
             self,
             "VoiceAgent",

@@ -76,6 +76,8 @@ class OpsStack(Stack):
         self._runtime_arns = [runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"]
         self._weights_bucket = weights_bucket
         self._repository = tts.image.repository
+        self._images = (tts.image, agent.image)
+        """What the dependency audit scans: the Kokoro image and the agent image, each in its own repository."""
         self._smoke_secret_arn = config.smoke_user_secret_arn
         environment = {
             "ENDPOINT_NAME": tts.endpoint_name,
@@ -89,8 +91,10 @@ class OpsStack(Stack):
             "ALERTS_TOPIC_ARN": alerts.topic_arn,
             "PROJECT_TAG": config.project,
             "AUDIT_LOCK_PATH": BUNDLED_LOCK_PATH,
-            "AUDIT_ECR_REPOSITORY": tts.image.repository.repository_name,
-            "AUDIT_ECR_TAGS": ",".join(sorted({tts.image.tag, agent.image_tag or tts.image.tag})),
+            "AUDIT_ECR_IMAGES": ",".join(
+                f"{image.repository.repository_name}{'@' if image.tag.startswith('sha256:') else ':'}{image.tag}"
+                for image in self._images
+            ),
         }
         if config.smoke_user_secret_arn:
             environment["SMOKE_USER_SECRET_ARN"] = config.smoke_user_secret_arn
@@ -256,7 +260,7 @@ class OpsStack(Stack):
             role.add_to_policy(
                 iam.PolicyStatement(
                     actions=["ecr:DescribeImageScanFindings", "ecr:DescribeImages"],
-                    resources=[self._repository.repository_arn],
+                    resources=list(dict.fromkeys(image.repository.repository_arn for image in self._images)),
                 )
             )
         acknowledge(
