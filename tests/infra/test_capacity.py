@@ -31,6 +31,17 @@ def test_costs_scale_with_instances_and_talkers() -> None:
     assert large.total_cost_per_h == pytest.approx(sum(large.cost_per_h.values()))
 
 
+def test_dynamodb_costs_one_read_per_poll_of_each_running_relay() -> None:
+    """Each relay in flight reads its turn record every POLL_INTERVAL_S: 100 talkers at duty 0.5 = 50 relays,
+    5 reads/s each = 900,000 reads an hour."""
+    from relay_functions.gateway.turn_relay import POLL_INTERVAL_S  # noqa: PLC0415
+
+    assert CapacityInputs().relay_poll_interval_s == POLL_INTERVAL_S
+    cost = demand(100, SIMPLE).cost_per_h["DynamoDB"]
+    assert cost == pytest.approx(50 / POLL_INTERVAL_S * 3_600 / 1e6 * SIMPLE.dynamodb_price_per_million_reads)
+    assert "| cost/h DynamoDB |" in render()
+
+
 def test_audio_messages_fit_the_frame_quota() -> None:
     # 48,000 PCM bytes per second in base64 messages of at most 32 KB: a little over two messages per second.
     assert 1.9 < audio_messages_per_audio_s() < 2.1

@@ -10,6 +10,8 @@ flag. The model, per talker:
 - a TTS session needs Kokoro to produce audio at least in real time (1 audio second per second);
 - an instance is filled to ``target_utilization`` of its throughput, so queues (and time to first audio) stay
   short: ``sessions_per_instance = floor(audio_s_per_s × target_utilization)`` is the autoscaling target;
+- a running relay reads its turn record once every ``relay_poll_interval_s`` (one strongly consistent GetItem of
+  a small item: one DynamoDB read request unit; ``relay_functions.gateway.turn_relay.POLL_INTERVAL_S``);
 - every connected talker holds one AgentCore runtime session (a session lives on between turns until its idle
   timeout), one WebSocket connection, and sends one client message per turn.
 """
@@ -50,6 +52,10 @@ class CapacityInputs:
     """ml.g5.xlarge real-time inference, us-east-1, on demand (AWS price list; check your region)."""
     lambda_price_per_gb_s: float = 0.0000133334
     """arm64 Lambda duration price."""
+    relay_poll_interval_s: float = 0.2
+    """A running relay polls its turn record (cancel, barge-in) this often: one strongly consistent read each."""
+    dynamodb_price_per_million_reads: float = 0.125
+    """On-demand read request units, us-east-1 (a strongly consistent read of up to 4 KB is one unit)."""
     apigw_price_per_million_messages: float = 1.00
     apigw_price_per_million_connection_minutes: float = 0.25
     agentcore_vcpu_price_per_h: float = 0.0895
@@ -129,6 +135,7 @@ def demand(talkers: int, inputs: CapacityInputs = CapacityInputs()) -> Demand:
     cost = {
         "SageMaker": instances * inputs.instance_price_per_h,
         "Lambda": in_turn * inputs.relay_memory_gb * 3_600 * inputs.lambda_price_per_gb_s,
+        "DynamoDB": in_turn / inputs.relay_poll_interval_s * 3_600 / 1e6 * inputs.dynamodb_price_per_million_reads,
         "API Gateway": messages_per_s * 3_600 / 1e6 * inputs.apigw_price_per_million_messages
         + connection_minutes_per_h / 1e6 * inputs.apigw_price_per_million_connection_minutes,
         "AgentCore": talkers
@@ -166,6 +173,9 @@ def render(inputs: CapacityInputs = CapacityInputs(), talkers: tuple[int, ...] =
         "| ml.g5.xlarge instances | " + " | ".join(f"{r.instances:,}" for r in rows) + " |",
         "| relay Lambda concurrency | " + " | ".join(f"{r.relay_concurrency:,.0f}" for r in rows) + " |",
         "| AgentCore sessions | " + " | ".join(f"{r.agentcore_sessions:,}" for r in rows) + " |",
+        "| DynamoDB reads/s (relay polls) | "
+        + " | ".join(f"{r.relay_concurrency / inputs.relay_poll_interval_s:,.0f}" for r in rows)
+        + " |",
         "| API Gateway messages/s | " + " | ".join(f"{r.apigw_messages_per_s:,.0f}" for r in rows) + " |",
         "| API Gateway new connections/s | " + " | ".join(f"{r.apigw_new_connections_per_s:,.2f}" for r in rows) + " |",
     ]
