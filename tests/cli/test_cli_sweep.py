@@ -40,6 +40,8 @@ CASES: list[tuple[list[str], int, str]] = [
     (["relay", "speak", "Hi", "--voice", ""], 2, "argument --voice"),
     (["relay", "speak", "Hi", "--voice", "v" * (limits.MAX_VOICE_SPEC_CHARS + 1)], 2, "argument --voice"),
     (["relay", "speak", "Hi", "--voice", "jf_alpha:-1"], 2, "argument --voice"),
+    (["relay", "speak", "Hi", "--lang", "klingon"], 2, "argument --lang"),
+    (["relay", "chat", "Hi", "--lang", ""], 2, "argument --lang"),
     (["relay", "chat", "--local", "Hi", "--voice", "jf_alpha,,jm_kumo"], 2, "argument --voice"),
     (["relay", "speak", "Hi", "--mode", ""], 2, "argument --mode"),
     (["relay", "speak", "Hi", "--out", ""], 2, "argument --out"),

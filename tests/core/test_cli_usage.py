@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from relay_core.cli_usage import UsageParser, given_path, non_empty
+from relay_core.cli_usage import UsageParser, given_path, lang_code, non_empty
 
 
 def test_non_empty_keeps_the_text_and_refuses_a_blank_one() -> None:
@@ -29,3 +29,9 @@ def test_a_blank_value_is_a_one_line_usage_error(capsys: pytest.CaptureFixture[s
         parser.parse_args(["--name", ""])
     assert stopped.value.code == 2
     assert capsys.readouterr().err == "tool: argument --name: must not be empty (see 'tool --help')\n"
+
+
+def test_lang_code_gives_the_code_of_any_spelling_and_lists_the_codes_otherwise() -> None:
+    assert (lang_code("a"), lang_code("FR-FR"), lang_code("zh")) == ("en-us", "fr", "zh")
+    with pytest.raises(argparse.ArgumentTypeError, match="use one of en-us, en-gb, es, fr, hi, it, pt-br, ja, zh"):
+        lang_code("klingon")

@@ -34,8 +34,9 @@ from relay_core import limits
 from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
-from relay_core.cli_usage import non_empty
+from relay_core.cli_usage import lang_code, non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
+from relay_core.languages import LANG_CODES
 from relay_core.speech_options import SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
@@ -62,6 +63,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--out", type=wav_path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
     parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
+    parser.add_argument(
+        "--lang",
+        type=lang_code,
+        help=f"language to read the reply in ({LANG_CODES}; default: the voice's)",
+    )
     parser.add_argument(
         "--speed",
         type=speech_speed,
@@ -133,7 +139,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
                 token,
                 prompt,
                 mode=TurnMode(args.mode),
-                options=SpeechOptions(args.voice, args.speed),
+                options=SpeechOptions(args.voice, args.speed, args.lang),
                 on_event=show,
                 drop_after=args.drop_after,
                 timings=args.timings,

@@ -30,7 +30,9 @@ from relay_core.agent.defaults import LOCAL_AGENT_URL
 from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
+from relay_core.cli_usage import lang_code
 from relay_core.errors import RelayError
+from relay_core.languages import LANG_CODES
 from relay_core.speech_options import SpeechOptions
 from voice_agent.errors import ConfigError
 
@@ -49,6 +51,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
     parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
+    parser.add_argument(
+        "--lang",
+        type=lang_code,
+        help=f"language to read the reply in ({LANG_CODES}; default: the voice's)",
+    )
     parser.add_argument(
         "--speed",
         type=speech_speed,
@@ -74,7 +81,7 @@ async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
 
     from relay_cli.agent_client import collect_turn  # noqa: PLC0415
 
-    payload = AgentPayload(args.prompt, TurnMode(args.mode), SpeechOptions(args.voice, args.speed))
+    payload = AgentPayload(args.prompt, TurnMode(args.mode), SpeechOptions(args.voice, args.speed, args.lang))
 
     def show(event: AgentEvent) -> None:
         if isinstance(event, AgentStart) and event.model:
