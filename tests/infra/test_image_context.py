@@ -1,6 +1,6 @@
 """The images' build contexts hold only what each image installs: an edit elsewhere (README, docs, functions, the
 other image's code) changes neither the context nor the asset hash, so it never rebuilds, re-pushes or replaces the
-endpoint's model (a new Kokoro image is a new SageMaker model and a rolling endpoint update)."""
+endpoint's model (a new Kokoro image is a new SageMaker model and an endpoint update)."""
 
 from __future__ import annotations
 

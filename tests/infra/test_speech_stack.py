@@ -133,3 +133,22 @@ def test_model_and_config_are_named_lowercase_and_renamed_with_their_properties(
     (uris_model,) = relay_app.resources("ImageUris-Speech", "AWS::SageMaker::Model")
     assert uris_model["Properties"]["ModelName"].startswith("kokoro-relay-uris-tts-")
     assert uris_model["Properties"]["ModelName"] != model["Properties"]["ModelName"]
+
+
+def test_docs_name_the_endpoint_update_the_template_asks_for(relay_app: SynthesizedApp) -> None:
+    """docs/deploy.md says how SageMaker updates the endpoint: rolling only when the template asks for it, else
+    SageMaker's default, blue/green with all-at-once traffic shifting."""
+    from relay_infra.paths import REPO_ROOT  # noqa: PLC0415
+
+    (endpoint,) = [
+        r["Properties"]
+        for r in relay_app.template("Speech")["Resources"].values()
+        if r["Type"] == "AWS::SageMaker::Endpoint"
+    ]
+    policy = endpoint.get("DeploymentConfig", {})
+    text = " ".join((REPO_ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").split())
+    if "RollingUpdatePolicy" in policy:
+        assert "rolling" in text
+    else:
+        assert "blue/green" in text
+        assert "rolling update" not in text.lower()

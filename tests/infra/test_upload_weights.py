@@ -14,6 +14,7 @@ import pytest
 from moto import mock_aws
 
 from kokoro_server.engines.errors import ModelFilesError
+from relay_infra import upload_weights
 from relay_infra.upload_weights import (
     WeightsBucketNotFoundError,
     fetch_english,
@@ -119,3 +120,10 @@ def test_with_no_voices_installed_the_official_english_ones_are_fetched_and_chec
         with pytest.raises(ModelFilesError, match="SHA-256"):
             voice_files(tmp_path / "empty", fetch_english=fetch_english)
     assert not list((tmp_path / "empty").glob("*.pt")), "a refused download installs nothing"
+
+
+def test_the_docstring_says_where_the_bucket_name_comes_from() -> None:
+    """The bucket's name is CloudFormation's, read from the SpeechData stack's output: no fixed name pattern."""
+    doc = upload_weights.__doc__ or ""
+    assert upload_weights.BUCKET_OUTPUT in doc and "SpeechData" in doc
+    assert "-weights-<account>" not in doc

@@ -1,10 +1,11 @@
 """Fill the weights-cache bucket before the endpoint that loads it is created (step 2 of ``make deploy``).
 
 ``python -m relay_infra.upload_weights [-c relay:key=value ...] [--weights-dir DIR]`` uploads a KModel weights
-directory (config.json, one .pth, voices/*.pt) under ``relay:weightsPrefix`` of
-``<project>-<environment>-weights-<account>-<region>``. Without ``--weights-dir`` it uses the weights converted
-offline from the shipped int8 ONNX (``kokoro_server.convert``; docs/torch-weights.md). A prefix that already
-holds a config.json is left as it is (re-runs are cheap); ``--force`` uploads again.
+directory (config.json, one .pth, voices/*.pt) under ``relay:weightsPrefix`` of the weights-cache bucket of this
+deployment's SpeechData stack (``<RelayConfig.stack_prefix>-SpeechData``), read from its ``WeightsBucketName``
+output (CloudFormation names the bucket, so a deploy after a destroy gets a new one). Without ``--weights-dir`` it
+uses the weights converted offline from the shipped int8 ONNX (``kokoro_server.convert``; docs/torch-weights.md).
+A prefix that already holds a config.json is left as it is (re-runs are cheap); ``--force`` uploads again.
 
 The voice packs installed on this machine (``kokoro-server voices install|fetch``, in ``$KOKORO_RELAY_CACHE/voices``)
 go beside the model's, under ``<prefix>voices/``, so the endpoint serves the voices ``relay up`` serves here; with
