@@ -414,6 +414,7 @@ def test_other_voice_reveals_a_field_and_the_direct_route_sends_its_blend_and_la
     with page.expect_request(lambda r: r.url.endswith("/agent/invocations"), timeout=TURN_TIMEOUT_MS) as request:
         send(page, SHORT_PROMPT, route="direct")
     payload = request.value.post_data_json
+    assert isinstance(payload, dict), "the agent request has a JSON body"
     assert (payload.get("voice"), payload.get("lang")) == ("jf_alpha:0.6,jm_kumo:0.4", "en-gb")
     assert wait_for_end(page) == "completed"
     assert client_page.wire.sent == [], "local mode must not use the gateway"
