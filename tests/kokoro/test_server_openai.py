@@ -14,6 +14,8 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
+from kokoro_server.engines.model_files import default_voices_path
+from kokoro_server.engines.voice_packs import OFFICIAL_TABLE_SHA256, read_packs, table_sha256
 from relay_core import limits
 from relay_core.audio import b64decode
 from relay_core.sse import SseDecoder
@@ -23,6 +25,8 @@ from relay_core.tts.messages import TtsErrorCode
 pytestmark = pytest.mark.slow
 
 SPEECH = "/v1/audio/speech"
+EMBEDDED = read_packs(default_voices_path())
+"""The shipped voices' tables: whether each is an official pack is computed here from the pinned digests."""
 
 
 def client(server: Any) -> httpx.Client:
@@ -68,6 +72,8 @@ def test_openai_speed_range_voice_names_and_errors_that_name_input(tts_server: A
     assert (details["jf_alpha"]["language"], details["jf_alpha"]["gender"]) == ("Japanese", "female")
     assert (details["jm_kumo"]["language"], details["jm_kumo"]["gender"]) == ("Japanese", "male")
     assert details["jm_kumo"]["speaks"] == "ja"  # its own language; Latin words in it are read as en-us
+    embedded = {name: table_sha256(table) == OFFICIAL_TABLE_SHA256.get(name) for name, table in EMBEDDED.items()}
+    assert {name: details[name]["official"] for name in embedded} == embedded
     assert voices["openai_voices"]["onyx"] == "jm_kumo"
     assert voices["openai_voices"]["alloy"].startswith("jf_")
 

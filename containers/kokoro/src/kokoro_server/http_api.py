@@ -112,11 +112,14 @@ async def openai_voices(request: Request) -> Response:
     except NotReadyError as exc:
         return exc.wire.response()
     names = engine.voices()
+    official = engine.official_voices()
     return JSONResponse(
         {
             "voices": names,
             "default": engine.default_voice,
-            "details": [describe(name, g2p_lang=state.config.lang).to_json() for name in names],
+            "details": [
+                describe(name, g2p_lang=state.config.lang, official=name in official).to_json() for name in names
+            ],
             "openai_voices": openai_voice_map(names, default_voice=engine.default_voice),
         }
     )

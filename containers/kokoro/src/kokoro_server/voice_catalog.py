@@ -38,6 +38,8 @@ class VoiceInfo:
     speaks: str
     """The language code its requests are read in unless they say ``lang``: its own (``ja``), or for a voice of
     no known language the server's ``--lang``."""
+    official: bool = False
+    """An official Kokoro v1.0 pack, bit for bit (else a pack of the user's own)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,12 +47,13 @@ class VoiceInfo:
             "language": self.language,
             "gender": self.gender,
             "speaks": self.speaks,
+            "official": self.official,
             "description": f"{self.language} {self.gender} voice pack; its text is read as {self.speaks} unless a "
             "request names another 'lang'",
         }
 
 
-def describe(name: str, *, g2p_lang: str) -> VoiceInfo:
+def describe(name: str, *, g2p_lang: str, official: bool = False) -> VoiceInfo:
     """The language and gender a voice's name encodes (``jf_alpha``: Japanese, female); ``g2p_lang`` is the
     server's default G2P language, which voices of no known language speak."""
     language = language_of_voice(name)
@@ -60,6 +63,7 @@ def describe(name: str, *, g2p_lang: str) -> VoiceInfo:
         language=language.name if language is not None else "unknown",
         gender=gender,
         speaks=language.code if language is not None else g2p_lang,
+        official=official,
     )
 
 

@@ -45,6 +45,7 @@ class Engine:
         chosen = default_voice or next((v for v in PREFERRED_DEFAULT_VOICES if v in names), names[0])
         voice_bank.resolve(chosen)
         self.default_voice: str = chosen
+        self._official = voice_bank.official_names()
 
     @property
     def language(self) -> str:
@@ -70,6 +71,10 @@ class Engine:
     def voices(self) -> list[str]:
         """The available voice names, sorted (blends of them are accepted too)."""
         return self._voices.names()
+
+    def official_voices(self) -> frozenset[str]:
+        """The voices that are official Kokoro v1.0 packs, bit for bit."""
+        return self._official
 
     def check_voice(self, spec: str) -> None:
         """Raise :class:`UnknownVoiceError` or :class:`InvalidRequestError` if ``spec`` cannot be used."""

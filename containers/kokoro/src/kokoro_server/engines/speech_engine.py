@@ -30,6 +30,10 @@ class SpeechEngine(Protocol):
         """The voice names, sorted."""
         ...
 
+    def official_voices(self) -> frozenset[str]:
+        """The voices that are official Kokoro v1.0 packs, bit for bit (their pinned table digest)."""
+        ...
+
     def check_voice(self, spec: str) -> None:
         """Raise ``UnknownVoiceError`` or ``InvalidRequestError`` if ``spec`` (a name or a blend) cannot be used."""
         ...
@@ -79,6 +83,9 @@ class DelegatingEngine:
 
     def voices(self) -> list[str]:
         return self.inner.voices()
+
+    def official_voices(self) -> frozenset[str]:
+        return self.inner.official_voices()
 
     def check_voice(self, spec: str) -> None:
         self.inner.check_voice(spec)

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kokoro_server.engines.errors import InvalidRequestError, ModelFilesError, UnknownVoiceError
-from kokoro_server.engines.voice_packs import STYLE_DIM, STYLE_ROWS, read_archive, read_packs
+from kokoro_server.engines.voice_packs import STYLE_DIM, STYLE_ROWS, is_official, read_archive, read_packs
 from relay_core.errors import InvalidFieldError
 from relay_core.voice_spec import parse_voice_spec
 
@@ -51,6 +51,10 @@ class VoiceBank:
     def with_packs(self, packs: Mapping[str, FloatArray]) -> VoiceBank:
         """A bank with ``packs`` added (a pack of a name already here replaces it)."""
         return VoiceBank({**self._packs, **packs})
+
+    def official_names(self) -> frozenset[str]:
+        """The voices that are official Kokoro v1.0 packs, bit for bit (their table's pinned digest)."""
+        return frozenset(name for name, table in self._packs.items() if is_official(name, table))
 
     def names(self) -> list[str]:
         """The voice names, sorted."""
