@@ -58,3 +58,27 @@ def test_role_invokes_the_configured_model_only(relay_app: SynthesizedApp) -> No
 def test_runtime_role_pulls_the_agent_image(relay_app: SynthesizedApp) -> None:
     pulls = granting(relay_app.template("Agent"), "ecr:BatchGetImage")
     assert pulls and "container-assets" in rendered(pulls)
+
+
+def test_runtime_role_trusts_only_runtimes_of_its_own_name(relay_app: SynthesizedApp) -> None:
+    """A runtime id is ``<name>-<10 characters>`` and names hold no hyphen: ``runtime/kokoro_relay_dev-*`` admits
+    this runtime and its endpoints, never another environment's runtime whose name starts the same."""
+    from fnmatch import fnmatchcase  # noqa: PLC0415
+
+    roles = [
+        r["Properties"]
+        for r in relay_app.template("Agent")["Resources"].values()
+        if r["Type"] == "AWS::IAM::Role"
+        and "bedrock-agentcore.amazonaws.com" in rendered(r["Properties"]["AssumeRolePolicyDocument"])
+    ]
+    assert len(roles) == 1
+    (statement,) = roles[0]["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    source = statement["Condition"]["ArnLike"]["aws:SourceArn"]
+    pattern = "".join(part if isinstance(part, str) else "<" + rendered(part) + ">" for part in source["Fn::Join"][1])
+    assert pattern.endswith(":runtime/kokoro_relay_dev-*")
+    prefix = pattern.removesuffix("kokoro_relay_dev-*")
+    assert fnmatchcase(prefix + "kokoro_relay_dev-a1B2c3D4e5", pattern)
+    assert fnmatchcase(prefix + "kokoro_relay_dev-a1B2c3D4e5/runtime-endpoint/DEFAULT", pattern)
+    for other in ("kokoro_relay_dev2-a1B2c3D4e5", "kokoro_relay_dev_eu-a1B2c3D4e5", "kokoro_relay_devx-a1B2c3D4e5"):
+        assert not fnmatchcase(prefix + other, pattern)

@@ -68,3 +68,23 @@ def test_cdk_json_and_command_line_context_overlay() -> None:
 def test_invalid_context_is_refused_naming_the_key(values: dict[str, object], named: str) -> None:
     with pytest.raises(ConfigError, match=named):
         RelayConfig.from_context(ContextValues(values))
+
+
+PAIRS = [("kokoro-relay", "dev"), ("kokoro-relay", "a-b"), ("a", "b"), ("a-b", "c"), ("a", "b-c"), ("acme", "dev")]
+"""(project, environment) pairs whose plain ``<project>-<environment>`` joins collide."""
+
+
+def test_the_project_separates_stack_export_and_runtime_names() -> None:
+    from relay_infra.constructs.voice_agent_runtime import RUNTIME_NAME_PATTERN, runtime_name  # noqa: PLC0415
+    from relay_infra.stacks.speech import weights_bucket_exports  # noqa: PLC0415
+
+    configs = [RelayConfig(project=p, environment=e) for p, e in PAIRS]
+    assert len({c.stack_prefix for c in configs}) == len(PAIRS)
+    assert len({weights_bucket_exports(c) for c in configs}) == len(PAIRS)
+    names = [runtime_name(c.project, c.environment) for c in configs]
+    assert len(set(names)) == len(PAIRS)
+    assert all(RUNTIME_NAME_PATTERN.match(name) for name in names)
+    # the default project keeps the names a first deployment got
+    assert (configs[0].stack_prefix, names[0]) == ("KokoroRelay-dev", "kokoro_relay_dev")
+    assert configs[-1].stack_prefix == "KokoroRelay-acme--dev"
+    assert names[-1] == "relay_acme__dev"

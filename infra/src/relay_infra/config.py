@@ -20,6 +20,7 @@ CONTEXT_PREFIX = "relay:"
 NAME_PART = re.compile(r"^[a-z0-9](?:-?[a-z0-9])*$")
 """``relay:project`` and ``relay:environment`` go into S3 bucket, SageMaker and log group names: lowercase letters,
 digits and single hyphens (S3 and IAM ARNs are case-sensitive; SageMaker ARNs are lowercase)."""
+DEFAULT_PROJECT = "kokoro-relay"
 MAX_NAME_PREFIX = 32
 """``<project>-<environment>`` at most this long, so ``<prefix>-tts-<12 hex digits>`` fits SageMaker's 63."""
 _RETENTION = {
@@ -83,8 +84,10 @@ class ContextValues:
 class RelayConfig:
     """Every deployment setting, with the defaults a first deployment uses."""
 
-    project: str = "kokoro-relay"
-    """Value of the ``Project`` tag on every resource; the cleanup inventory finds billable leftovers by it."""
+    project: str = DEFAULT_PROJECT
+    """Value of the ``Project`` tag on every resource; the cleanup inventory finds billable leftovers by it. Part of
+    every name this deployment chooses (stacks, exports, the runtime, buckets, SageMaker), so two projects in one
+    account never share or overwrite a resource (:attr:`stack_prefix`)."""
     environment: str = "dev"
     """Value of the ``Environment`` tag, and part of every stack name (``KokoroRelay-<environment>-...``)."""
 
@@ -192,8 +195,12 @@ class RelayConfig:
 
     @property
     def stack_prefix(self) -> str:
-        """``KokoroRelay-<environment>``: every stack's name starts with it."""
-        return f"KokoroRelay-{self.environment}"
+        """Every stack's name (and export name) starts with it: ``KokoroRelay-<environment>`` for the default project
+        (the names a first deployment got), ``KokoroRelay-<project>--<environment>`` for any other. The parts hold
+        single hyphens only, so the double one makes every (project, environment) pair a prefix of its own."""
+        if self.project == DEFAULT_PROJECT:
+            return f"KokoroRelay-{self.environment}"
+        return f"KokoroRelay-{self.project}--{self.environment}"
 
     @property
     def name_prefix(self) -> str:

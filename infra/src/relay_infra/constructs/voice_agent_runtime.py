@@ -15,17 +15,40 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from relay_infra.bedrock_models import is_inference_profile, model_resource_arns
+from relay_infra.config import DEFAULT_PROJECT
 from relay_infra.nag import Acknowledged, acknowledge
 
 RUNTIME_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$")
 
 
-def runtime_name(environment: str) -> str:
-    """AgentCore runtime names allow letters, digits and underscores only: ``kokoro_relay_<environment>``."""
-    name = "kokoro_relay_" + re.sub(r"[^A-Za-z0-9_]", "_", environment)
+def runtime_name(project: str, environment: str) -> str:
+    """AgentCore runtime names allow letters, digits and underscores only: ``kokoro_relay_<environment>`` for the
+    default project (the name a first deployment got), ``relay_<project>__<environment>`` for any other, hyphens
+    made underscores. The parts hold single hyphens only, so the double underscore keeps every (project,
+    environment) pair's name its own."""
+
+    def part(value: str) -> str:
+        return re.sub(r"[^A-Za-z0-9_]", "_", value)
+
+    if project == DEFAULT_PROJECT:
+        name = "kokoro_relay_" + part(environment)
+    else:
+        name = f"relay_{part(project)}__{part(environment)}"
     if not RUNTIME_NAME_PATTERN.match(name):
-        raise ValueError(f"relay:environment gives an invalid AgentCore runtime name {name!r} (max 48 characters)")
+        raise ValueError(
+            f"relay:project and relay:environment give an invalid AgentCore runtime name {name!r} (letters, digits "
+            "and underscores, at most 48 characters): shorten them"
+        )
     return name
+
+
+def runtime_source_arn(stack: Stack, name: str) -> str:
+    """What the runtime role's trust condition admits: the ARNs of runtimes named exactly ``name``.
+
+    A runtime's id is ``<name>-<10 letters or digits>`` (the control plane API's agentRuntimeId pattern) and a
+    name holds no hyphen, so ``runtime/<name>-*`` matches this runtime (and its endpoints) and no runtime whose
+    name merely starts with ``name`` (``kokoro_relay_dev*`` would admit ``kokoro_relay_dev2``'s)."""
+    return f"arn:{stack.partition}:bedrock-agentcore:{stack.region}:{stack.account}:runtime/{name}-*"
 
 
 class VoiceAgentRuntime(Construct):
@@ -61,6 +84,7 @@ class VoiceAgentRuntime(Construct):
             },
             tracing_enabled=True,
         )
+        self._trust_only_this_runtime(name)
         self.runtime.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["sagemaker:InvokeEndpointWithBidirectionalStream", "sagemaker:InvokeEndpoint"],
@@ -100,3 +124,28 @@ class VoiceAgentRuntime(Construct):
             ),
         )
         self.runtime_arn = self.runtime.agent_runtime_arn
+
+    def _trust_only_this_runtime(self, name: str) -> None:
+        """The L2's trust condition is ``runtime/<name>*``, which another environment's runtime whose name starts
+        with this one's also matches: replace it with :func:`runtime_source_arn`."""
+        stack = Stack.of(self)
+        role = self.runtime.role.node.default_child
+        if not isinstance(role, iam.CfnRole):
+            raise TypeError("the AgentCore L2 no longer creates the runtime role itself: set its trust condition")
+        role.add_property_override(
+            "AssumeRolePolicyDocument",
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "bedrock-agentcore.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": stack.account},
+                            "ArnLike": {"aws:SourceArn": runtime_source_arn(stack, name)},
+                        },
+                    }
+                ],
+            },
+        )

@@ -44,7 +44,7 @@ class AgentStack(Stack):
             self,
             "VoiceAgent",
             artifact=artifact,
-            name=runtime_name(config.environment),
+            name=runtime_name(config.project, config.environment),
             endpoint_name=endpoint_name,
             endpoint_arn=endpoint_arn,
             model_id=config.model_id,
