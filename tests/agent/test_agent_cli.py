@@ -20,8 +20,9 @@ from voice_agent.errors import ConfigError
 SAMPLES = {
     "transport": "ws", "tts_url": "ws://h:1/invocations-bidirectional-stream", "sagemaker_endpoint": "ep",
     "aws_region": "eu-west-1", "model": "bedrock", "model_id": "m", "model_base_url": "http://b", "model_api_key": "k",
-    "speak_tokens_per_s": "12.5", "system_prompt": "be brief", "voice": "jf_alpha", "lang": "Z", "first_fragment_words": "off",
-    "max_sentence_chars": "200", "audio_chunk_bytes": "4096", "tts_connect_timeout_s": "2", "cancel_grace_s": "0.25",
+    "speak_tokens_per_s": "12.5", "system_prompt": "be brief", "voice": "jf_alpha", "lang": "Z",
+    "first_fragment_words": "off", "max_sentence_chars": "200", "audio_chunk_bytes": "4096",
+    "tts_connect_timeout_s": "2", "cancel_grace_s": "0.25",
     "tts_capacity_wait_s": "7.5",
     "host": "0.0.0.0", "port": "9000", "log_level": "DEBUG", "log_format": "json",
 }  # fmt: skip
@@ -52,7 +53,7 @@ def test_a_flag_wins_over_its_variable() -> None:
 def test_lang_is_one_of_kokoros_languages_in_any_spelling() -> None:
     _, config = options_from(build_parser().parse_args([]), {"VOICE_AGENT_LANG": "ES"})
     assert config.lang == "es"
-    with pytest.raises(ConfigError, match="VOICE_AGENT_LANG has an invalid value 'de'.*en-us, en-gb"):
+    with pytest.raises(ConfigError, match=r"VOICE_AGENT_LANG has an invalid value 'de'.*en-us, en-gb"):
         options_from(build_parser().parse_args([]), {"VOICE_AGENT_LANG": "de"})
 
 
