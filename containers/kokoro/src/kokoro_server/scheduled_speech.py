@@ -46,7 +46,7 @@ from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, boundary_after, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
 from kokoro_server.word_timer import WordTimer
-from relay_core import limits
+from relay_core.audio import pcm_duration_s
 from relay_core.languages import Language
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import first_fragment
@@ -173,7 +173,7 @@ def speak_offline(
     out = bytearray()
     for planned in plan:
         boundary = planned.boundary if heard else Boundary.START
-        sent_s = len(out) / (limits.SAMPLE_WIDTH_BYTES * engine.sample_rate)
+        sent_s = pcm_duration_s(len(out), sample_rate=engine.sample_rate)
         tokens = len(planned.segment.tokens)
         if engine.streams and policy.streams_segment(
             session_heard=previous is not None, sent_s=sent_s, tokens=tokens, speed=speed
@@ -333,7 +333,7 @@ class ScheduledSpeech:
 
     @property
     def duration_s(self) -> float:
-        return self.audio_bytes / (limits.SAMPLE_WIDTH_BYTES * self.engine.sample_rate)
+        return pcm_duration_s(self.audio_bytes, sample_rate=self.engine.sample_rate)
 
 
 class _SegmentStream:
