@@ -40,6 +40,9 @@ TURN = "t-relay-0001"
 USER = "user-1"
 SESSION = "kokoro-relay-conversation-" + "ab" * 16
 POLL_S = 0.02
+WINDOW_S = 30.0
+"""The resume window of a relay whose client is meant to come back, and of its resumes: long, so that only a hang
+runs it out however slow the machine is between the client's loss and its resume (a window meant to pass is 0.3 s)."""
 
 
 def pcm(samples: int, start: int = 0) -> bytes:
@@ -62,7 +65,7 @@ class Running:
         return self.outcome[0]
 
 
-def start_relay(deps: GatewayDeps, agent: Any, poster: Any, *, window_s: float = 5.0, **kwargs: Any) -> Running:
+def start_relay(deps: GatewayDeps, agent: Any, poster: Any, *, window_s: float = WINDOW_S, **kwargs: Any) -> Running:
     deps.connections.put("conn-a", user_id=USER, session_id=SESSION)
     assert deps.connections.claim_turn("conn-a", TURN)
     deps.turns.create(TURN, user_id=USER, session_id=SESSION, connection_id="conn-a")
@@ -233,7 +236,7 @@ def test_a_client_that_comes_back_gets_everything_once(deps: GatewayDeps, gw: Mo
     held = seqs(poster.messages("conn-a"))[-1]
     deps.connections.put("conn-b", user_id=USER, session_id=SESSION)
     assert deps.connections.claim_turn("conn-b", TURN)
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=held, window_s=5.0)
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=held, window_s=WINDOW_S)
     poster.wait_for(lambda: len(poster.sent.get("conn-b", [])) == 3)  # turn_accepted + the two it missed
     stream.push(gw.sse(TextDelta(TURN, 3, "four."), AgentEnd(TURN)))
     stream.end()
@@ -271,7 +274,7 @@ def test_a_client_gone_for_good_stops_the_agent_turn(deps: GatewayDeps, gw: Modu
 
 def test_a_turn_that_ended_while_the_client_was_away_is_still_resumable(deps: GatewayDeps, gw: ModuleType) -> None:
     agent, poster = gw.FakeAgent(), gw.RecordingPoster()
-    running = start_relay(deps, agent, poster, window_s=5.0)
+    running = start_relay(deps, agent, poster)
     assert agent.opened.wait(5)
     poster.gone.add("conn-a")
     agent.streams[0].push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "done."), AgentEnd(TURN)))
@@ -279,7 +282,7 @@ def test_a_turn_that_ended_while_the_client_was_away_is_still_resumable(deps: Ga
     gw.wait_until(lambda: (t := deps.turns.get(TURN)) is not None and t.state == TurnState.ENDED)
 
     deps.connections.put("conn-b", user_id=USER, session_id=SESSION)
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=-1, window_s=5.0)
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=-1, window_s=WINDOW_S)
     result = running.join()
     assert seqs(poster.messages("conn-b")) == [0, 1, 2]
     assert result.outcome == RelayOutcome.COMPLETED and result.replays == 1
@@ -293,7 +296,7 @@ def test_a_resume_past_the_buffer_is_refused_and_the_turn_stopped(deps: GatewayD
     stream.push(gw.sse(AgentStart(TURN), *(TextDelta(TURN, i, f"{i} ") for i in range(4))))
     poster.wait_for(lambda: len(poster.sent.get("conn-a", [])) == 5)
     deps.connections.put("conn-b", user_id=USER, session_id=SESSION)
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=0, window_s=5.0)  # 1 and 2 are evicted
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-b", after_seq=0, window_s=WINDOW_S)  # 1 and 2 are evicted
     result = running.join()
     assert poster.messages("conn-b") == [
         {
@@ -366,7 +369,7 @@ def test_a_post_that_keeps_failing_is_skipped_and_stays_resumable(deps: GatewayD
     stream.push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "a"), TextDelta(TURN, 1, "b")))
     poster.wait_for(lambda: len(poster.sent.get("conn-a", [])) == 2)
     assert seqs(poster.messages("conn-a")) == [0, 2]  # the client sees the gap ...
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=0, window_s=5.0)  # ... and fills it
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=0, window_s=WINDOW_S)  # ... and fills it
     poster.wait_for(lambda: len(poster.sent["conn-a"]) == 5)
     stream.push(gw.sse(AgentEnd(TURN)))
     stream.end()
@@ -396,7 +399,7 @@ def test_a_lost_last_message_keeps_the_relay_waiting_for_the_silent_clients_resu
     agent.streams[0].end()
     gw.wait_until(lambda: (t := deps.turns.get(TURN)) is not None and t.state == TurnState.ENDED)
     assert running.thread.is_alive()
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=1, window_s=5.0)
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=1, window_s=WINDOW_S)
     result = running.join()
     assert seqs(poster.messages("conn-a")) == [0, 1, 2]
     assert poster.messages("conn-a")[-1]["type"] == "agent_end"
@@ -417,7 +420,7 @@ def test_a_repeated_invocation_does_not_run_the_turn_again(deps: GatewayDeps, gw
         connections=deps.connections,
         poster=poster,
         agent=agent,
-        resume_window_s=5.0,
+        resume_window_s=WINDOW_S,
     )
     assert again.run().outcome == RelayOutcome.DUPLICATE
     assert len(agent.streams) == 1 and len(poster.sent["conn-a"]) == 2
@@ -457,7 +460,7 @@ def test_a_resume_on_the_same_connection_does_not_repeat_what_was_already_posted
     stream = agent.streams[0]
     stream.push(gw.sse(AgentStart(TURN), TextDelta(TURN, 0, "a"), TextDelta(TURN, 1, "b")))
     poster.wait_for(lambda: len(poster.sent.get("conn-a", [])) == 3)
-    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=0, window_s=5.0)
+    deps.turns.resume(TURN, user_id=USER, connection_id="conn-a", after_seq=0, window_s=WINDOW_S)
     poster.wait_for(lambda: len(poster.sent["conn-a"]) == 4)
     stream.push(gw.sse(AgentEnd(TURN)))
     stream.end()
