@@ -82,3 +82,24 @@ def test_runtime_role_trusts_only_runtimes_of_its_own_name(relay_app: Synthesize
     assert fnmatchcase(prefix + "kokoro_relay_dev-a1B2c3D4e5/runtime-endpoint/DEFAULT", pattern)
     for other in ("kokoro_relay_dev2-a1B2c3D4e5", "kokoro_relay_dev_eu-a1B2c3D4e5", "kokoro_relay_devx-a1B2c3D4e5"):
         assert not fnmatchcase(prefix + other, pattern)
+
+
+def test_one_shared_xray_policy_instead_of_one_per_environment(relay_app: SynthesizedApp) -> None:
+    """X-Ray allows five resource policies per account: no stack creates its own; every environment puts the same
+    policy (covering every AgentCore runtime of the account) under one name, and never deletes it."""
+    from relay_infra.constructs.xray_delivery import POLICY_NAME  # noqa: PLC0415
+
+    for part in relay_app.templates:
+        assert not relay_app.resources(part, "AWS::XRay::ResourcePolicy"), part
+    template = relay_app.template("Agent")
+    (call,) = [r for r in template["Resources"].values() if r["Type"] == "Custom::AWS"]
+    create = rendered(call["Properties"]["Create"])
+    assert rendered(call["Properties"]["Update"]) == create
+    assert "Delete" not in call["Properties"]
+    assert "putResourcePolicy" in create and POLICY_NAME in create
+    assert ":runtime/*" in create and "delivery.logs.amazonaws.com" in create
+    assert "kokoro_relay_dev" not in create and "dev" not in POLICY_NAME.lower()
+    (logical_id,) = [k for k, r in template["Resources"].items() if r["Type"] == "Custom::AWS"]
+    (destination,) = relay_app.resources("Agent", "AWS::Logs::DeliveryDestination")
+    assert destination["Properties"]["DeliveryDestinationType"] == "XRAY"
+    assert logical_id in destination["DependsOn"]

@@ -44,6 +44,7 @@ STAR_RESOURCE_ACTIONS = {
     "logs:DescribeLogGroups",
     "xray:GetSamplingRules",
     "xray:GetSamplingTargets",
+    "xray:PutResourcePolicy",
 }
 """Actions AWS authorizes only on Resource '*' (no resource-level permissions)."""
 

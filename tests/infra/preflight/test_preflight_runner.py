@@ -20,7 +20,16 @@ TARGET = Target(
     tts_image_uri=None,
     agent_image_uri=None,
 )
-NAMES = ["credentials", "cdk-bootstrap", "quota", "bedrock-model", "inference-ami", "docker", "cost"]
+NAMES = [
+    "credentials",
+    "cdk-bootstrap",
+    "quota",
+    "bedrock-model",
+    "transaction-search",
+    "inference-ami",
+    "docker",
+    "cost",
+]
 
 
 class FakeSession:
@@ -38,7 +47,7 @@ class FakeSession:
 
 def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
     clients = {}
-    for service in ("sts", "ssm", "cloudformation", "service-quotas", "bedrock", "pricing"):
+    for service in ("sts", "ssm", "cloudformation", "service-quotas", "bedrock", "xray", "pricing"):
         clients[service], stub = stubbed(service)
         if service == "sts":
             stub.add_response("get_caller_identity", {"Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/d"})
@@ -60,6 +69,8 @@ def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
                     "regionAvailability": "AVAILABLE",
                 },
             )
+        elif service == "xray":
+            stub.add_response("get_trace_segment_destination", {"Destination": "CloudWatchLogs", "Status": "ACTIVE"})
         elif service == "pricing":
             product = {
                 "product": {"attributes": {"component": "Hosting"}},
@@ -92,7 +103,8 @@ def test_without_credentials_the_aws_checks_are_skipped_and_nothing_else_is_call
     assert [result.name for result in results] == NAMES
     by_name = {result.name: result for result in results}
     assert by_name["credentials"].status is Status.FAIL
-    assert {by_name[name].status for name in ("cdk-bootstrap", "quota", "bedrock-model")} == {Status.SKIP}
+    skipped = ("cdk-bootstrap", "quota", "bedrock-model", "transaction-search")
+    assert {by_name[name].status for name in skipped} == {Status.SKIP}
     assert by_name["inference-ami"].status is Status.PASS
     assert by_name["docker"].status is Status.PASS
     assert "built-in table" in by_name["cost"].found

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from relay_infra.bedrock_models import is_inference_profile, model_resource_arns
 from relay_infra.config import DEFAULT_PROJECT
+from relay_infra.constructs.xray_delivery import SharedTraceDeliveryPolicy
 from relay_infra.nag import Acknowledged, acknowledge
 
 RUNTIME_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$")
@@ -85,6 +86,10 @@ class VoiceAgentRuntime(Construct):
             tracing_enabled=True,
         )
         self._trust_only_this_runtime(name)
+        destination = self.runtime.node.try_find_child("TracesDeliveryDest")
+        if destination is None:
+            raise LookupError("the AgentCore L2 no longer delivers traces as TracesDeliveryDest: share its policy")
+        SharedTraceDeliveryPolicy(self, "TraceDeliveryPolicy", delivery_destination=destination)
         self.runtime.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["sagemaker:InvokeEndpointWithBidirectionalStream", "sagemaker:InvokeEndpoint"],

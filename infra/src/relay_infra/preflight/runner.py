@@ -10,7 +10,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from relay_infra.preflight import ami, bedrock_access, bootstrap, cost, credentials, docker, quota
+from relay_infra.preflight import (
+    ami,
+    bedrock_access,
+    bootstrap,
+    cost,
+    credentials,
+    docker,
+    quota,
+    transaction_search,
+)
 from relay_infra.preflight.aws_errors import AwsError, describe
 from relay_infra.preflight.prices import PRICING_REGION
 from relay_infra.preflight.result import CheckResult, Status
@@ -53,8 +62,8 @@ def _skipped(name: str) -> CheckResult:
 
 
 def run_checks(session: Any, target: Target, *, docker_command: str = "docker") -> list[CheckResult]:
-    """Every check, in the order they print: credentials, CDK bootstrap, quota, Bedrock model, inference AMI,
-    Docker, cost. Only read-only AWS calls are made; ``session`` is a ``boto3.session.Session``."""
+    """Every check, in the order they print: credentials, CDK bootstrap, quota, Bedrock model, Transaction Search,
+    inference AMI, Docker, cost. Only read-only AWS calls are made; ``session`` is a ``boto3.session.Session``."""
     from botocore.config import Config  # noqa: PLC0415 - botocore only when checks run
 
     client_config = Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 2, "mode": "standard"})
@@ -83,9 +92,12 @@ def run_checks(session: Any, target: Target, *, docker_command: str = "docker") 
                 region=region,
             ),
             bedrock_access.check_bedrock_model(client("bedrock"), target.model_id, region=region),
+            transaction_search.check_transaction_search(client("xray")),
         ]
     else:
-        results += [_skipped(name) for name in (bootstrap.NAME, quota.NAME, bedrock_access.NAME)]
+        results += [
+            _skipped(name) for name in (bootstrap.NAME, quota.NAME, bedrock_access.NAME, transaction_search.NAME)
+        ]
     results.append(ami.check_inference_ami(target.inference_ami_version, target.instance_type))
     results.append(
         docker.check_docker(
