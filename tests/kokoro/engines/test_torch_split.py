@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 import torch
 
@@ -37,6 +39,31 @@ TEXTS = (
 )
 VOICE = "jf_alpha"
 SEED = 2024
+
+
+@dataclass(frozen=True)
+class _Decodes:
+    """One text's first segment decoded whole and streamed, each from the same source (torch seeded with SEED)."""
+
+    whole: npt.NDArray[np.float32]
+    chunks: list[npt.NDArray[np.float32]]
+    durations: tuple[int, ...]
+    frame_samples: int
+
+
+@pytest.fixture(scope="module")
+def decodes(torch_engine: Engine) -> dict[str, _Decodes]:
+    """Each of TEXTS decoded whole and streamed once for the module: the tiling test and the seam tests read the
+    same decodes (each decode of a sentence costs seconds of CPU; they are deterministic for a seed)."""
+    out: dict[str, _Decodes] = {}
+    for text in TEXTS:
+        segment = torch_engine.plan(text, voice=VOICE, speed=1.0)[0]
+        torch.manual_seed(SEED)
+        whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
+        torch.manual_seed(SEED)
+        streamed = torch_engine.render_stream(segment, voice=VOICE, speed=1.0)
+        out[text] = _Decodes(whole, list(streamed.chunks), tuple(streamed.durations), streamed.frame_samples)
+    return out
 
 
 def _synth(engine: Engine) -> TorchSynthesizer:
@@ -67,14 +94,11 @@ def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(torch_engine:
     assert not np.array_equal(other, split.audio)  # the seed is what made them equal: the source is random
 
 
-def test_streamed_chunks_tile_the_segment(torch_engine: Engine) -> None:
+def test_streamed_chunks_tile_the_segment(decodes: dict[str, _Decodes]) -> None:
     """A small first chunk (leading padding + first_frames), then the rest in one chunk (issue 29); as long as the
     whole decode."""
-    segment = torch_engine.plan(TEXTS[0], voice=VOICE, speed=1.0)[0]
-    torch.manual_seed(SEED)
-    whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
-    torch.manual_seed(SEED)
-    streamed = torch_engine.render_stream(segment, voice=VOICE, speed=1.0)
+    streamed = decodes[TEXTS[0]]
+    whole = streamed.whole
     chunks = [len(chunk) for chunk in streamed.chunks]
     frames = [size // streamed.frame_samples for size in chunks]
     schedule = ChunkSchedule()
@@ -105,15 +129,10 @@ def test_windows_covering_the_segment_give_the_whole_decode_exactly(torch_engine
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_streamed_decode_has_no_audible_seam(
-    torch_engine: Engine, text: str, assert_streams_like_whole: Callable[[Any, list[Any]], None]
+    decodes: dict[str, _Decodes], text: str, assert_streams_like_whole: Callable[[Any, list[Any]], None]
 ) -> None:
     """Streamed vs whole decode of the same front end (same source): the ONNX engine's seam and log-mel limits."""
-    segment = torch_engine.plan(text, voice=VOICE, speed=1.0)[0]
-    torch.manual_seed(SEED)
-    whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
-    torch.manual_seed(SEED)
-    chunks = list(torch_engine.render_stream(segment, voice=VOICE, speed=1.0).chunks)
-    assert_streams_like_whole(whole, chunks)
+    assert_streams_like_whole(decodes[text].whole, decodes[text].chunks)
 
 
 def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(torch_engine: Engine) -> None:
