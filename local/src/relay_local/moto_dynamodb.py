@@ -1,12 +1,22 @@
 """DynamoDB for the local stack: moto's ``ThreadedMotoServer`` over real HTTP on a loopback port, with the two
-tables the gateway functions use (partition key ``pk`` (S), TTL on ``expires_at``)."""
+tables the gateway functions use (partition key ``pk`` (S), TTL on ``expires_at``).
+
+DynamoDB applies one conditional write to an item at a time; moto checks a write's condition and then applies it
+with no lock, so two requests on two server threads (a resume and the relay's close of the same turn, each
+conditional on the other not having happened) could both succeed. The local stack's moto applies one request at a
+time (:func:`one_request_at_a_time`), as DynamoDB would order them; the gateway tests wrap in-process moto the same
+way."""
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import boto3
+from moto.dynamodb.responses import DynamoHandler
 from moto.server import ThreadedMotoServer
 
 from relay_local.aws.account import LOCAL_REGION
@@ -16,6 +26,22 @@ if TYPE_CHECKING:
 
 PARTITION_KEY = "pk"
 TTL_ATTRIBUTE = "expires_at"
+
+_ONE_REQUEST = threading.Lock()
+
+
+def one_request_at_a_time(call_action: Callable[[DynamoHandler], Any]) -> Callable[[DynamoHandler], Any]:
+    """moto's DynamoDB request handler (``DynamoHandler.call_action``) applying one request at a time, process-wide."""
+    if getattr(call_action, "one_at_a_time", False):
+        return call_action
+
+    @functools.wraps(call_action)
+    def serialized(handler: DynamoHandler) -> Any:
+        with _ONE_REQUEST:
+            return call_action(handler)
+
+    serialized.one_at_a_time = True  # type: ignore[attr-defined]
+    return serialized
 
 
 class LocalDynamoDb:
@@ -31,6 +57,7 @@ class LocalDynamoDb:
 
     def start(self) -> LocalDynamoDb:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's per-request access log
+        DynamoHandler.call_action = one_request_at_a_time(DynamoHandler.call_action)  # type: ignore[method-assign]
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint_url = f"http://{host}:{port}"
@@ -67,4 +94,4 @@ class LocalDynamoDb:
         self.endpoint_url = ""
 
 
-__all__ = ["PARTITION_KEY", "TTL_ATTRIBUTE", "LocalDynamoDb"]
+__all__ = ["PARTITION_KEY", "TTL_ATTRIBUTE", "LocalDynamoDb", "one_request_at_a_time"]

@@ -30,6 +30,7 @@ from relay_core.agent.events import AgentEnd, AgentEvent, AgentPayload, TurnStat
 from relay_core.sse import encode_sse
 from relay_functions.gateway.deps import GatewayDeps, set_process_deps
 from relay_functions.gateway.settings import GatewaySettings
+from relay_local.moto_dynamodb import one_request_at_a_time
 
 EVENTS = Path(__file__).resolve().parents[2] / "events" / "apigw"
 REGION = "us-east-1"
@@ -118,22 +119,14 @@ def settings() -> GatewaySettings:
     return make_settings()
 
 
-_ONE_REQUEST_AT_A_TIME = threading.Lock()
-
-
 def serialize_dynamodb_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make moto apply one DynamoDB request at a time, as DynamoDB applies one write at a time to an item.
 
     moto checks a write's ``ConditionExpression`` and then applies it with no lock, so two threads (a route handler
     and a relay) can both pass their conditions against the same old item: a resume and the relay's close, each
-    conditional on the other not having happened, would both succeed, which DynamoDB never allows."""
-    call_action = DynamoHandler.call_action
-
-    def one_at_a_time(handler: DynamoHandler) -> Any:
-        with _ONE_REQUEST_AT_A_TIME:
-            return call_action(handler)
-
-    monkeypatch.setattr(DynamoHandler, "call_action", one_at_a_time)
+    conditional on the other not having happened, would both succeed, which DynamoDB never allows
+    (``relay_local.moto_dynamodb.one_request_at_a_time``, which the local stack uses too)."""
+    monkeypatch.setattr(DynamoHandler, "call_action", one_request_at_a_time(DynamoHandler.call_action))
 
 
 @pytest.fixture
