@@ -88,3 +88,13 @@ def test_the_project_separates_stack_export_and_runtime_names() -> None:
     assert (configs[0].stack_prefix, names[0]) == ("KokoroRelay-dev", "kokoro_relay_dev")
     assert configs[-1].stack_prefix == "KokoroRelay-acme--dev"
     assert names[-1] == "relay_acme__dev"
+
+
+def test_the_relay_reserved_concurrency_defaults_to_the_fleet_s_sessions() -> None:
+    assert RelayConfig().relay_concurrency == 4 * 24
+    assert RelayConfig(tts_max_instances=8, tts_sessions_per_instance=10).relay_concurrency == 80
+    context = ContextValues({"relay:relayReservedConcurrency": "40"})
+    assert RelayConfig.from_context(context).relay_concurrency == 40
+    assert RelayConfig.from_context(ContextValues({"relay:relayReservedConcurrency": ""})).relay_concurrency == 96
+    with pytest.raises(ConfigError, match="at least 1"):
+        RelayConfig(relay_reserved_concurrency=0)

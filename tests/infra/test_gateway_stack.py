@@ -102,6 +102,24 @@ def test_relay_is_invoked_asynchronously_without_retries(relay_app: SynthesizedA
     )
 
 
+def test_a_relay_invocation_lambda_gives_up_on_goes_to_relay_failed(relay_app: SynthesizedApp) -> None:
+    """Throttled past the event's age (or failed), a turn is handed to relay_failed, which ends it for the client;
+    the relay's reserved concurrency is the fleet's TTS sessions (ttsMaxInstances x ttsSessionsPerInstance)."""
+    template = relay_app.template("Gateway")
+    functions = {
+        r["Properties"]["Handler"]: (logical_id, r["Properties"])
+        for logical_id, r in template["Resources"].items()
+        if r["Type"] == "AWS::Lambda::Function" and "Handler" in r["Properties"]
+    }
+    failed_id, _ = functions["relay_functions.gateway.relay_failed.handler"]
+    relay_id, relay = functions["relay_functions.gateway.relay.handler"]
+    (config,) = relay_app.resources("Gateway", "AWS::Lambda::EventInvokeConfig")
+    assert config["Properties"]["FunctionName"] == {"Ref": relay_id}
+    assert config["Properties"]["MaximumEventAgeInSeconds"] == 60
+    assert config["Properties"]["DestinationConfig"]["OnFailure"]["Destination"] == {"Fn::GetAtt": [failed_id, "Arn"]}
+    assert relay["ReservedConcurrentExecutions"] == 4 * 24
+
+
 def test_grants_are_scoped_to_this_api_runtime_and_relay(relay_app: SynthesizedApp) -> None:
     template = relay_app.template("Gateway")
     manage = granting(template, "execute-api:ManageConnections")
@@ -121,7 +139,11 @@ def test_grants_are_scoped_to_this_api_runtime_and_relay(relay_app: SynthesizedA
         assert "*" not in rendered(invoke_agent["Resource"])
 
     holders = {name for name, found in by_handler.items() if "lambda:InvokeFunction" in actions_of(found)}
-    assert holders == {"send_message", "default"}  # $default serves a valid action as its route would
+    # $default serves a valid action as its route would; the relay's role delivers its failed invocations to
+    # relay_failed (the on-failure destination) and may invoke nothing else
+    assert holders == {"send_message", "default", "relay"}
+    (deliver,) = [s for s in by_handler["relay"] if "lambda:InvokeFunction" in as_list(s["Action"])]
+    assert all("RelayFailed" in rendered(r) for r in as_list(deliver["Resource"]))
     (invoke,) = [s for s in by_handler["send_message"] if "lambda:InvokeFunction" in as_list(s["Action"])]
     assert len(as_list(invoke["Resource"])) == 2  # the relay and its versions, nothing else
     assert all("Fn::GetAtt" in rendered(r) for r in as_list(invoke["Resource"]))

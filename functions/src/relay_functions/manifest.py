@@ -91,6 +91,12 @@ FUNCTIONS: tuple[GatewayFunction, ...] = (
         ),
         (*_TABLES, MANAGE_CONNECTIONS, INVOKE_AGENT),
     ),
+    GatewayFunction(
+        "relay_failed",
+        None,
+        (*_COMMON, "TURNS_TABLE", "RESUME_WINDOW_S"),
+        (*_TABLES, MANAGE_CONNECTIONS),
+    ),
 )
 """The gateway's functions, in deployment order."""
 
@@ -98,6 +104,9 @@ AUTHORIZER = "authorizer"
 """The ``$connect`` route's request authorizer (not a route of its own)."""
 RELAY = "relay"
 """The function ``sendMessage`` invokes asynchronously (its name is ``RELAY_FUNCTION_NAME``)."""
+RELAY_FAILED = "relay_failed"
+"""The relay's on-failure destination: Lambda hands it a relay invocation it gave up on (throttled past the
+event's maximum age, or failed), and it ends that turn for the client."""
 
 
 def by_name() -> dict[str, GatewayFunction]:
@@ -123,6 +132,7 @@ __all__ = [
     "FUNCTION_NAME_PREFIX",
     "HANDLER_PACKAGE",
     "RELAY",
+    "RELAY_FAILED",
     "GatewayFunction",
     "action_routes",
     "by_name",

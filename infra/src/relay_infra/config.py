@@ -121,6 +121,11 @@ class RelayConfig:
     stage_burst_limit: int = 200
     relay_timeout_s: int = 900
     """The relay Lambda's timeout: a whole turn, up to Lambda's 15-minute maximum."""
+    relay_reserved_concurrency: int | None = None
+    """Reserved concurrency of the relay function: at most this many turns run at once, and they never take
+    the concurrency the route functions need. None: :attr:`relay_concurrency`'s default, the turns the GPU fleet
+    speaks at once at its autoscaling target. A turn past it is throttled; Lambda gives up after a minute and
+    the relay's on-failure destination ends the turn with ``agent_unavailable`` (docs/capacity.md)."""
 
     smoke_user_secret_arn: str | None = None
     """A Secrets Manager secret ``{"username", "password"}`` of a Cognito test user: the smoke test's gateway check
@@ -155,6 +160,11 @@ class RelayConfig:
             raise ConfigError(
                 f"need 1 <= relay:ttsMinInstances <= relay:ttsMaxInstances; got {self.tts_min_instances} and "
                 f"{self.tts_max_instances}"
+            )
+        if self.relay_reserved_concurrency is not None and self.relay_reserved_concurrency < 1:
+            raise ConfigError(
+                "relay:relayReservedConcurrency must be at least 1 (0 would throttle every turn); leave it unset "
+                "for ttsMaxInstances x ttsSessionsPerInstance"
             )
         if self.tts_sessions_per_instance < 1:
             raise ConfigError("relay:ttsSessionsPerInstance must be at least 1")
@@ -203,6 +213,14 @@ class RelayConfig:
         return f"KokoroRelay-{self.project}--{self.environment}"
 
     @property
+    def relay_concurrency(self) -> int:
+        """The relay's reserved concurrency: :attr:`relay_reserved_concurrency`, else ``ttsMaxInstances`` x
+        ``ttsSessionsPerInstance`` (96 by default: a relay per TTS session the fleet serves at most)."""
+        if self.relay_reserved_concurrency is not None:
+            return self.relay_reserved_concurrency
+        return self.tts_max_instances * self.tts_sessions_per_instance
+
+    @property
     def name_prefix(self) -> str:
         """``<project>-<environment>``: the lowercase prefix of every physical name this deployment chooses."""
         return f"{self.project}-{self.environment}"
@@ -234,7 +252,9 @@ def _coerce(name: str, annotation: object, raw: Any) -> Any:
     key = CONTEXT_PREFIX + _camel(name)
     kind = str(annotation)
     try:
-        if kind == "int":
+        if kind in ("int", "int | None"):
+            if kind != "int" and str(raw) == "":
+                return None  # an empty value unsets an optional setting
             return int(raw)
         if kind == "bool":
             if isinstance(raw, bool):

@@ -39,6 +39,7 @@ class RelayFunction(Construct):
         timeout: Duration = DEFAULT_TIMEOUT,
         memory_mb: int = 256,
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        reserved_concurrency: int | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY)
@@ -65,6 +66,7 @@ class RelayFunction(Construct):
             role=self.role,
             timeout=timeout,
             memory_size=memory_mb,
+            reserved_concurrent_executions=reserved_concurrency,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=self.log_group,
             logging_format=lambda_.LoggingFormat.JSON,

@@ -17,6 +17,7 @@ from aws_cdk import aws_apigateway as apigw_v1
 from aws_cdk import aws_bedrockagentcore as agentcore
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as lambda_destinations
 from constructs import Construct
 
 from relay_functions import manifest
@@ -43,6 +44,7 @@ class GatewayFunctions:
     cancel: RelayFunction
     resume: RelayFunction
     relay: RelayFunction
+    relay_failed: RelayFunction
 
     def all(self) -> list[RelayFunction]:
         return [
@@ -54,6 +56,7 @@ class GatewayFunctions:
             self.cancel,
             self.resume,
             self.relay,
+            self.relay_failed,
         ]
 
 
@@ -101,10 +104,23 @@ class GatewayStack(Stack):
             )
 
         entries = manifest.by_name()
-        relay = function(entries[manifest.RELAY], timeout=Duration.seconds(config.relay_timeout_s), memory_mb=512)
-        relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
+        relay = function(
+            entries[manifest.RELAY],
+            timeout=Duration.seconds(config.relay_timeout_s),
+            memory_mb=512,
+            reserved_concurrency=config.relay_concurrency,
+        )
+        # A turn the relay cannot take in time (throttled past the event's age) or that it fails is handed to
+        # relay_failed, which ends it for the client (it lingers a resume window for a detached one).
+        relay_failed = function(entries[manifest.RELAY_FAILED], timeout=Duration.seconds(config.resume_window_s + 60))
+        relay.function.configure_async_invoke(
+            retry_attempts=0,
+            max_event_age=Duration.minutes(1),
+            on_failure=lambda_destinations.LambdaDestination(relay_failed.function),
+        )
         values["RELAY_FUNCTION_NAME"] = relay.function.function_name
-        built = {name: relay if name == manifest.RELAY else function(entry) for name, entry in entries.items()}
+        made = {manifest.RELAY: relay, manifest.RELAY_FAILED: relay_failed}
+        built = {name: made.get(name) or function(entry) for name, entry in entries.items()}
         self.functions = GatewayFunctions(**built)
         self.gateway = WebSocketGateway(
             self,
@@ -138,10 +154,10 @@ class GatewayStack(Stack):
             connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
             f.relay.function.grant_invoke(handler.role)
-        for handler in (f.cancel, f.resume, f.relay):
+        for handler in (f.cancel, f.resume, f.relay, f.relay_failed):
             connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
-        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
+        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay, f.relay_failed):
             self.gateway.grant_manage_connections(handler.role)
         # The relay runs turns; cancel (and $default serving a cancel) tells the agent of a barge-in that came
         # after the turn's stream ended (a late cancel with played_ms trims the agent's history).
@@ -161,7 +177,16 @@ class GatewayStack(Stack):
                     (f"Resource::<{logical_id(f.relay.function)}.Arn>:*",),
                 ),
             )
-        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay):
+        acknowledge(
+            f.relay.role,
+            Acknowledged(
+                "AwsSolutions-IAM5",
+                "lambda:InvokeFunction on relay_failed and its versions, for Lambda to deliver the relay's failed "
+                "asynchronous invocations to it (the on-failure destination CDK grants); nothing else.",
+                (f"Resource::<{logical_id(f.relay_failed.function)}.Arn>:*",),
+            ),
+        )
+        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay, f.relay_failed):
             acknowledge(
                 handler.role,
                 Acknowledged(
