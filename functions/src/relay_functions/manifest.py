@@ -68,7 +68,7 @@ FUNCTIONS: tuple[GatewayFunction, ...] = (
         "default",
         DEFAULT_ROUTE,
         (*_COMMON, *_STARTS_TURNS, "RESUME_WINDOW_S"),
-        (*_TABLES, "dynamodb:PutItem", "lambda:InvokeFunction", MANAGE_CONNECTIONS, INVOKE_AGENT),
+        (*_TABLES, "dynamodb:PutItem", "lambda:InvokeFunction", MANAGE_CONNECTIONS),
     ),
     GatewayFunction(
         "send_message",
@@ -76,7 +76,12 @@ FUNCTIONS: tuple[GatewayFunction, ...] = (
         (*_COMMON, *_STARTS_TURNS),
         (*_TABLES, "dynamodb:PutItem", "lambda:InvokeFunction", MANAGE_CONNECTIONS),
     ),
-    GatewayFunction("cancel", "cancel", (*_COMMON, "TURNS_TABLE"), (*_TABLES, MANAGE_CONNECTIONS, INVOKE_AGENT)),
+    GatewayFunction(
+        "cancel",
+        "cancel",
+        (*_COMMON, "TURNS_TABLE", "RELAY_FUNCTION_NAME"),
+        (*_TABLES, MANAGE_CONNECTIONS, "lambda:InvokeFunction"),
+    ),
     GatewayFunction("resume", "resume", (*_COMMON, "TURNS_TABLE", "RESUME_WINDOW_S"), (*_TABLES, MANAGE_CONNECTIONS)),
     GatewayFunction(
         "relay",

@@ -13,7 +13,7 @@ import pytest
 from relay_core.relay.turn_record import RelayOutcome, TurnState
 from relay_functions.gateway import relay_failed
 from relay_functions.gateway.deps import GatewayDeps
-from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.relay_request import LateCancel, RelayRequest
 
 EVENT = Path(__file__).resolve().parents[2] / "events" / "lambda" / "relay_on_failure.json"
 
@@ -73,3 +73,19 @@ def test_a_turn_whose_relay_started_and_died_is_closed_and_the_client_told(
 
 def test_a_record_without_a_turn_is_logged_and_dropped(deps: GatewayDeps, lambda_context: Any) -> None:
     assert relay_failed.handler({"requestPayload": "nonsense"}, lambda_context) == {"outcome": "invalid_payload"}
+
+
+def test_a_late_cancel_the_relay_never_passed_on_is_reported_to_the_client(
+    deps: GatewayDeps, poster: Any, record: dict[str, Any], lambda_context: Any
+) -> None:
+    late = LateCancel(
+        turn_id="t-heard",
+        session_id="s" * 40,
+        played_ms=900,
+        connection_id="conn-late",
+        connections_endpoint="https://abc123defg.execute-api.us-east-1.amazonaws.com/live",
+    )
+    record["requestPayload"] = late.to_json()
+    assert relay_failed.handler(record, lambda_context) == {"outcome": "late_cancel_failed"}
+    [message] = poster.messages("conn-late")
+    assert (message["type"], message["code"], message["turn_id"]) == ("error", "agent_unavailable", "t-heard")

@@ -19,7 +19,7 @@ from relay_core.relay.turn_record import RelayOutcome, TurnState
 from relay_functions.gateway import authorizer, cancel, connect, default, relay, resume, send_message
 from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps
-from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.relay_request import LateCancel, RelayRequest
 
 CONN = "L0SM9cOFvHcCIhw="  # the recorded events' connection id
 USER = "3f6c1d2e-7a8b-4c9d-8e0f-1a2b3c4d5e6f"  # the recorded $connect event's user
@@ -386,8 +386,33 @@ def test_cancel_records_played_ms_on_the_turn_and_refuses_a_bad_one(
     assert len(errors(gw)) == 1
 
 
-def test_a_cancel_with_played_ms_after_the_turn_ended_goes_to_the_agent_directly(
-    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+def test_a_late_cancel_is_queued_for_the_relay_and_cancel_never_calls_the_agent(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    """A runtime session gone cold may take longer to answer than the route may run: cancel only queues the late
+    barge-in (InvocationType=Event) for the relay function, which may wait as long as a turn."""
+
+    class ColdAgent:
+        def open_turn(self, *, session_id: str, payload: Any) -> Any:
+            raise AssertionError("no turn is opened by cancel")
+
+        def cancel(self, *, session_id: str, request_id: str, played_ms: int | None = None) -> list[str]:
+            raise AssertionError("the cancel route called the agent itself")
+
+    deps.agent = ColdAgent()
+    deps.turns.create("t-done", user_id=USER, session_id="s" * 40, connection_id=CONN)
+    deps.turns.end("t-done", outcome=RelayOutcome.COMPLETED)
+    body = {"action": "cancel", "turn_id": "t-done", "played_ms": 1500}
+    assert cancel.handler(gw.message_event("cancel", body, connection_id=CONN), lambda_context) == {"statusCode": 200}
+    [(function, kind, payload)] = invocations.calls
+    assert (function, kind) == (deps.settings.relay_function_name, "Event")
+    late = LateCancel.from_json(payload)
+    assert (late.turn_id, late.session_id, late.played_ms, late.connection_id) == ("t-done", "s" * 40, 1500, CONN)
+    assert errors(gw) == []
+
+
+def test_a_cancel_with_played_ms_after_the_turn_ended_reaches_the_agent_through_the_relay(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, relay_threads: Any
 ) -> None:
     """The reply is still playing after agent_end: the listener's Stop tells the agent what was heard."""
     agent = deps.agent = gw.FakeAgent(honour_cancel=False)
@@ -401,16 +426,18 @@ def test_a_cancel_with_played_ms_after_the_turn_ended_goes_to_the_agent_directly
         cancel.handler(gw.message_event("cancel", {"action": "cancel", **body}, connection_id=CONN), lambda_context)
 
     cancel_message({"turn_id": "t-done", "played_ms": 1500})
+    relay_threads.join()
     assert agent.cancels == [(session, "t-done")] and agent.played_ms == [1500]
     assert errors(gw) == []
     cancel_message({"turn_id": "t-done"})  # nothing to tell the agent: the turn is over
     cancel_message({"turn_id": "t-theirs", "played_ms": 1500})
+    relay_threads.join()
     assert [e["code"] for e in errors(gw)] == ["unknown_turn", "unknown_turn"]
     assert agent.cancels == [(session, "t-done")], "someone else's conversation is never touched"
 
 
 def test_a_late_cancel_the_agent_cannot_take_is_agent_unavailable(
-    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, relay_threads: Any
 ) -> None:
     class DownAgent:
         def open_turn(self, *, session_id: str, payload: Any) -> Any:
@@ -424,5 +451,7 @@ def test_a_late_cancel_the_agent_cannot_take_is_agent_unavailable(
     deps.turns.end("t-done", outcome=RelayOutcome.COMPLETED)
     body = {"action": "cancel", "turn_id": "t-done", "played_ms": 10}
     cancel.handler(gw.message_event("cancel", body, connection_id=CONN), lambda_context)
+    relay_threads.join()
     [error] = errors(gw)
     assert error["code"] == "agent_unavailable" and "AccessDenied" not in error["message"]
+    assert error["turn_id"] == "t-done"

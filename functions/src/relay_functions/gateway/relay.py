@@ -1,5 +1,7 @@
 """The relay function: invoked asynchronously by ``sendMessage`` with a :class:`RelayRequest`, it runs one
-:class:`~relay_functions.gateway.turn_relay.TurnRelay` to the turn's end and records metrics."""
+:class:`~relay_functions.gateway.turn_relay.TurnRelay` to the turn's end and records metrics. ``cancel`` invokes
+it the same way with a :class:`LateCancel` (a barge-in after the turn's stream ended), which it passes to the
+agent, however long a cold runtime session takes to answer, and reports to the client only if it fails."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from relay_core.client.messages import ClientErrorCode, Rejection, serialize
 from relay_core.errors import InvalidFieldError
 from relay_core.relay.turn_record import RelayOutcome
+from relay_functions.gateway.agent_runtime import AgentUnavailableError
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.lambda_handler import gateway_handler
 from relay_functions.gateway.observability import (
@@ -19,7 +23,7 @@ from relay_functions.gateway.observability import (
     milliseconds,
     tracer,
 )
-from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.relay_request import LATE_CANCEL_FAILED, LateCancel, RelayRequest, is_late_cancel
 from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
 
 
@@ -41,6 +45,22 @@ def relay_turn(payload: Mapping[str, Any], deps: GatewayDeps) -> RelayResult:
     return relay.run()
 
 
+@tracer.capture_method
+def tell_agent_what_was_heard(late: LateCancel, deps: GatewayDeps) -> bool:
+    """Send the agent the late barge-in on the turn's session; on failure, tell the client (``error
+    agent_unavailable`` naming the turn). True when the agent took it."""
+    append_keys(turn_id=late.turn_id)
+    try:
+        deps.agent_runtime.cancel(session_id=late.session_id, request_id=late.turn_id, played_ms=late.played_ms)
+    except AgentUnavailableError as exc:
+        logger.error("the agent's late cancel failed: %s", exc)
+        error = Rejection(ClientErrorCode.AGENT_UNAVAILABLE.value, LATE_CANCEL_FAILED, turn_id=late.turn_id)
+        deps.poster(late.connections_endpoint).post(late.connection_id, serialize(error))
+        return False
+    logger.info("late barge-in sent to the agent", extra={"played_ms": late.played_ms})
+    return True
+
+
 def record(result: RelayResult) -> None:
     count("MessagesPosted", result.posted)
     if result.failed_posts:
@@ -55,6 +75,13 @@ def record(result: RelayResult) -> None:
 
 @gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if is_late_cancel(event):
+        try:
+            late = LateCancel.from_json(event)
+        except InvalidFieldError as exc:
+            logger.error("the relay was invoked with a bad late cancel", extra={"reason": exc.message})
+            return {"outcome": "invalid_payload"}
+        return {"outcome": "late_cancel", "delivered": tell_agent_what_was_heard(late, process_deps())}
     try:
         result = relay_turn(event, process_deps())
     except InvalidFieldError as exc:

@@ -11,6 +11,8 @@ in use) or the relay itself fails, Lambda sends this function the invocation rec
   can still resume to it, the record is closed and the connection may start a new turn.
 - A relay took the turn and then failed (timed out, crashed): the record is closed ``failed``, the connection
   released, and the client told with an ``error internal_error`` naming the turn (nothing more can be relayed).
+- A late barge-in (:class:`~relay_functions.gateway.relay_request.LateCancel`) the relay never passed on: the
+  client gets ``error agent_unavailable`` naming the turn, as when the agent cannot be told.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from relay_functions.gateway.agent_runtime import AgentUnavailableError, TurnStr
 from relay_functions.gateway.deps import GatewayDeps, process_deps
 from relay_functions.gateway.lambda_handler import gateway_handler
 from relay_functions.gateway.observability import append_keys, count, logger, tracer
-from relay_functions.gateway.relay_request import RelayRequest
+from relay_functions.gateway.relay_request import LATE_CANCEL_FAILED, LateCancel, RelayRequest, is_late_cancel
 from relay_functions.gateway.turn_relay import RelayResult, TurnRelay
 
 RELAY_DIED = "the turn could not be finished: send your message again"
@@ -80,6 +82,17 @@ def end_failed_turn(request: RelayRequest, condition: str, deps: GatewayDeps) ->
 
 @gateway_handler(__name__)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    payload = event.get("requestPayload")
+    if is_late_cancel(payload):  # a late barge-in the relay never passed on: the client is told so
+        try:
+            late = LateCancel.from_json(payload)
+        except InvalidFieldError as exc:
+            logger.error("a failed late cancel without a turn", extra={"reason": exc.message})
+            return {"outcome": "invalid_payload"}
+        error = Rejection(ClientErrorCode.AGENT_UNAVAILABLE.value, LATE_CANCEL_FAILED, turn_id=late.turn_id)
+        process_deps().poster(late.connections_endpoint).post(late.connection_id, serialize(error))
+        count("RelayInvocationsFailed")
+        return {"outcome": "late_cancel_failed"}
     try:
         request, condition = failed_invocation(event)
     except InvalidFieldError as exc:

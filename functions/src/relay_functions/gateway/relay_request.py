@@ -58,3 +58,58 @@ def _required(obj: JsonObject, name: str) -> str:
     value = get_str(obj, name, required=True, allow_empty=False)
     assert value is not None
     return value
+
+
+LATE_CANCEL = "late_cancel"
+"""The key of a relay payload that carries a :class:`LateCancel` instead of a turn."""
+LATE_CANCEL_FAILED = "the agent could not be told what you heard: try again"
+"""The client's ``error agent_unavailable`` message when a late barge-in could not reach the agent."""
+
+
+@dataclass(frozen=True, slots=True)
+class LateCancel:
+    """A late barge-in handed to the relay function (``{"late_cancel": {...}}``): tell the agent how much of the
+    turn ``turn_id`` the listener heard, on the turn's session, and tell the client if that fails.
+
+    ``cancel`` queues it (``InvocationType=Event``) rather than calling the agent itself: a runtime session that
+    went cold starts a new microVM first, which may take longer than a route function may run; the relay
+    function may wait as long as a turn."""
+
+    turn_id: str
+    session_id: str
+    played_ms: int
+    connection_id: str
+    connections_endpoint: str
+
+    def to_json(self) -> JsonObject:
+        return {
+            LATE_CANCEL: {
+                "turn_id": self.turn_id,
+                "session_id": self.session_id,
+                "played_ms": self.played_ms,
+                "connection_id": self.connection_id,
+                "connections_endpoint": self.connections_endpoint,
+            }
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any) -> LateCancel:
+        """Parse a late cancel payload; raises ``InvalidFieldError`` naming the bad field."""
+        body = obj.get(LATE_CANCEL) if isinstance(obj, dict) else None
+        if not isinstance(body, dict):
+            raise InvalidFieldError(f"{LATE_CANCEL!r} must be an object")
+        played_ms = body.get("played_ms")
+        if not isinstance(played_ms, int) or isinstance(played_ms, bool) or played_ms < 0:
+            raise InvalidFieldError("'played_ms' must be a whole number of milliseconds, at least 0")
+        return cls(
+            turn_id=check_turn_id(_required(body, "turn_id")),
+            session_id=_required(body, "session_id"),
+            played_ms=played_ms,
+            connection_id=_required(body, "connection_id"),
+            connections_endpoint=_required(body, "connections_endpoint"),
+        )
+
+
+def is_late_cancel(obj: Any) -> bool:
+    """Whether a relay payload is a :class:`LateCancel` (rather than a turn)."""
+    return isinstance(obj, dict) and LATE_CANCEL in obj

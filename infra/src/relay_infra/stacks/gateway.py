@@ -153,22 +153,24 @@ class GatewayStack(Stack):
         for handler in (f.send_message, f.default):
             connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
+        # sendMessage queues turns; cancel (and $default serving one) queues a late barge-in for the relay to pass
+        # to the agent: no route function calls the agent itself (a cold session may outlast a route's timeout)
+        for handler in (f.send_message, f.default, f.cancel):
             f.relay.function.grant_invoke(handler.role)
         for handler in (f.cancel, f.resume, f.relay, f.relay_failed):
             connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
         for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay, f.relay_failed):
             self.gateway.grant_manage_connections(handler.role)
-        # The relay runs turns; cancel (and $default serving a cancel) tells the agent of a barge-in that came
-        # after the turn's stream ended (a late cancel with played_ms trims the agent's history).
-        for handler in (f.relay, f.cancel, f.default):
-            handler.role.add_to_policy(
-                iam.PolicyStatement(
-                    actions=["bedrock-agentcore:InvokeAgentRuntime"],
-                    resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
-                )
+        # The relay runs turns, and passes a late barge-in (a cancel with played_ms after the stream ended) to the
+        # agent: it is the only function that calls the agent.
+        f.relay.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["bedrock-agentcore:InvokeAgentRuntime"],
+                resources=[runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"],
             )
-        for handler in (f.send_message, f.default):
+        )
+        for handler in (f.send_message, f.default, f.cancel):
             acknowledge(
                 handler.role,
                 Acknowledged(
