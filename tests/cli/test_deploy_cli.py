@@ -10,7 +10,16 @@ from pathlib import Path
 
 from tests.infra.preflight.stubs import fake_docker
 
-CHECKS = ["credentials", "cdk-bootstrap", "quota", "bedrock-model", "inference-ami", "docker", "cost"]
+CHECKS = [
+    "credentials",
+    "cdk-bootstrap",
+    "quota",
+    "bedrock-model",
+    "transaction-search",
+    "inference-ami",
+    "docker",
+    "cost",
+]
 
 
 def _without_aws(tmp_path: Path) -> dict[str, str]:
@@ -44,10 +53,13 @@ def test_preflight_without_credentials_fails_cleanly(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert [line.split()[1] for line in lines[:-1]] == CHECKS
     assert lines[0] == (
-        "✗ credentials   no AWS credentials found; fix: configure credentials for the target account (aws configure, "
-        "aws sso login, or AWS_PROFILE / AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY), then run make preflight again"
+        "✗ credentials        no AWS credentials found; fix: configure credentials for the target account (aws "
+        "configure, aws sso login, or AWS_PROFILE / AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY), then run make "
+        "preflight again"
     )
-    assert all(line.startswith("- ") for line in lines[1:4])
-    assert lines[5].startswith("✗ docker")
-    assert lines[6].startswith("✓ cost")
-    assert lines[-1].startswith("preflight failed: credentials, cdk-bootstrap, quota, bedrock-model, docker.")
+    assert all(line.startswith("- ") for line in lines[1:5])
+    assert lines[6].startswith("✗ docker")
+    assert lines[7].startswith("✓ cost")
+    assert lines[-1].startswith(
+        "preflight failed: credentials, cdk-bootstrap, quota, bedrock-model, transaction-search, docker."
+    )
