@@ -16,6 +16,7 @@ CHECKS = [
     "quota",
     "bedrock-model",
     "transaction-search",
+    "lambda-concurrency",
     "inference-ami",
     "docker",
     "cost",
@@ -57,9 +58,10 @@ def test_preflight_without_credentials_fails_cleanly(tmp_path: Path) -> None:
         "configure, aws sso login, or AWS_PROFILE / AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY), then run make "
         "preflight again"
     )
-    assert all(line.startswith("- ") for line in lines[1:5])
-    assert lines[6].startswith("✗ docker")
-    assert lines[7].startswith("✓ cost")
+    assert all(line.startswith("- ") for line in lines[1:6])
+    assert lines[7].startswith("✗ docker")
+    assert lines[8].startswith("✓ cost")
     assert lines[-1].startswith(
-        "preflight failed: credentials, cdk-bootstrap, quota, bedrock-model, transaction-search, docker."
+        "preflight failed: credentials, cdk-bootstrap, quota, bedrock-model, transaction-search, lambda-concurrency, "
+        "docker."
     )

@@ -26,6 +26,7 @@ NAMES = [
     "quota",
     "bedrock-model",
     "transaction-search",
+    "lambda-concurrency",
     "inference-ami",
     "docker",
     "cost",
@@ -47,7 +48,7 @@ class FakeSession:
 
 def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
     clients = {}
-    for service in ("sts", "ssm", "cloudformation", "service-quotas", "bedrock", "xray", "pricing"):
+    for service in ("sts", "ssm", "cloudformation", "service-quotas", "bedrock", "xray", "lambda", "pricing"):
         clients[service], stub = stubbed(service)
         if service == "sts":
             stub.add_response("get_caller_identity", {"Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/d"})
@@ -71,6 +72,9 @@ def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
             )
         elif service == "xray":
             stub.add_response("get_trace_segment_destination", {"Destination": "CloudWatchLogs", "Status": "ACTIVE"})
+        elif service == "lambda":
+            limits = {"ConcurrentExecutions": 1000, "UnreservedConcurrentExecutions": 1000}
+            stub.add_response("get_account_settings", {"AccountLimit": limits})
         elif service == "pricing":
             product = {
                 "product": {"attributes": {"component": "Hosting"}},
@@ -103,7 +107,7 @@ def test_without_credentials_the_aws_checks_are_skipped_and_nothing_else_is_call
     assert [result.name for result in results] == NAMES
     by_name = {result.name: result for result in results}
     assert by_name["credentials"].status is Status.FAIL
-    skipped = ("cdk-bootstrap", "quota", "bedrock-model", "transaction-search")
+    skipped = ("cdk-bootstrap", "quota", "bedrock-model", "transaction-search", "lambda-concurrency")
     assert {by_name[name].status for name in skipped} == {Status.SKIP}
     assert by_name["inference-ami"].status is Status.PASS
     assert by_name["docker"].status is Status.PASS

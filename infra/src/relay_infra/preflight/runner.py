@@ -17,6 +17,7 @@ from relay_infra.preflight import (
     cost,
     credentials,
     docker,
+    lambda_concurrency,
     quota,
     transaction_search,
 )
@@ -41,6 +42,8 @@ class Target:
     inference_ami_version: str | None
     tts_image_uri: str | None
     agent_image_uri: str | None
+    relay_concurrency: int = 96
+    """The relay's reserved concurrency (RelayConfig.relay_concurrency)."""
 
     @classmethod
     def from_config(cls, config: RelayConfig) -> Target:
@@ -52,6 +55,7 @@ class Target:
             inference_ami_version=config.tts_inference_ami_version,
             tts_image_uri=config.tts_image_uri,
             agent_image_uri=config.agent_image_uri,
+            relay_concurrency=config.relay_concurrency,
         )
 
 
@@ -63,7 +67,8 @@ def _skipped(name: str) -> CheckResult:
 
 def run_checks(session: Any, target: Target, *, docker_command: str = "docker") -> list[CheckResult]:
     """Every check, in the order they print: credentials, CDK bootstrap, quota, Bedrock model, Transaction Search,
-    inference AMI, Docker, cost. Only read-only AWS calls are made; ``session`` is a ``boto3.session.Session``."""
+    Lambda concurrency, inference AMI, Docker, cost. Only read-only AWS calls are made; ``session`` is a
+    ``boto3.session.Session``."""
     from botocore.config import Config  # noqa: PLC0415 - botocore only when checks run
 
     client_config = Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 2, "mode": "standard"})
@@ -93,11 +98,13 @@ def run_checks(session: Any, target: Target, *, docker_command: str = "docker") 
             ),
             bedrock_access.check_bedrock_model(client("bedrock"), target.model_id, region=region),
             transaction_search.check_transaction_search(client("xray")),
+            lambda_concurrency.check_lambda_concurrency(
+                client("lambda"), reserved=target.relay_concurrency, region=region
+            ),
         ]
     else:
-        results += [
-            _skipped(name) for name in (bootstrap.NAME, quota.NAME, bedrock_access.NAME, transaction_search.NAME)
-        ]
+        skipped = (bootstrap.NAME, quota.NAME, bedrock_access.NAME, transaction_search.NAME, lambda_concurrency.NAME)
+        results += [_skipped(name) for name in skipped]
     results.append(ami.check_inference_ami(target.inference_ami_version, target.instance_type))
     results.append(
         docker.check_docker(
