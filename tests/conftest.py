@@ -38,10 +38,21 @@ SHARED_SETUP_PATHS = {"tests/infra/": "cdk-synth"}
 """Directories whose session fixture is too costly to build on both workers (the CDK synth): one worker runs them."""
 
 
+QUICK_SPLIT_PATHS = {"tests/functions/ops/": "aws-ops"}
+"""Parts of the process-env group that the quick selection (``make check``, :data:`QUICK_ENV`) runs as a group of
+their own, beside the rest: there no session ``relay_stack`` exists (its tests need the model and are left out),
+and each of these tests sets up moto and its variables itself and puts them back (tests/functions/ops/conftest.py
+``aws``). Without them the process-env group was 133 of the quick selection's 179 test seconds, on one worker."""
+
+
 def worker_group(nodeid: str) -> str:
     """The group a test runs in under pytest-xdist: the process-env group, a shared-setup group, or else its own
     file (so module fixtures are built once). Groups run whole, in collection order, on one worker."""
     path = nodeid.split("::", 1)[0]
+    if os.environ.get(QUICK_ENV):
+        for prefix, group in QUICK_SPLIT_PATHS.items():
+            if path.startswith(prefix):
+                return group
     if path.startswith(PROCESS_ENV_PATHS):
         return "aws-process-env"
     for prefix, group in SHARED_SETUP_PATHS.items():
