@@ -93,7 +93,7 @@ TRANSITIONS: dict[RecordWrite, Transition] = {
             frozenset({TurnState.RUNNING}),
             None,
             (Guard.OWNER,),
-            "sets cancel_requested (+ played_ms); an ended turn goes to the agent directly (late barge-in)",
+            "sets cancel_requested (+ played_ms); an ended turn goes to the agent through the relay (late barge-in)",
         ),
         Transition(
             RecordWrite.MARK_DETACHED,
