@@ -22,7 +22,6 @@ Usage: ``python bench/bench_languages.py [--replies N] [--repeats N] [--part eng
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -31,9 +30,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from bench_intelligibility import load_asr_support
 from benchlib import print_table
 from corpus import REPLIES
 
@@ -135,17 +134,6 @@ SENTENCES: dict[str, tuple[str, ...]] = {
     ),
 }
 """Ten everyday sentences per language (written for this benchmark)."""
-
-
-def load_asr_support() -> ModuleType:
-    """tests/asr_support.py, loaded by path (tests/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("asr_support", ROOT / "tests" / "asr_support.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["asr_support"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def official_dir() -> Path:
