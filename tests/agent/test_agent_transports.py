@@ -61,12 +61,14 @@ def test_every_ws_case_also_runs_on_sagemaker() -> None:
 def make_agent(
     sagemaker_env: SageMakerFrontEnd, sagemaker_tls_dir: Path, tts_server: Any, bedrock_env: Any
 ) -> Iterator[Any]:
-    """``make_agent(rate=, drops=, url=)`` as in test_agent_e2e, on the sagemaker transport. ``url`` (a container
-    WebSocket URL) gets its own front end, so a refused container is refused the way SageMaker refuses it."""
+    """``make_agent(rate=, drops=, url=, lang=)`` as in test_agent_e2e, on the sagemaker transport. ``url`` (a
+    container WebSocket URL) gets its own front end, so a refused container is refused the way SageMaker refuses it."""
     servers: list[BackgroundServer] = []
     fronts: list[SageMakerFrontEnd] = []
 
-    def start(*, rate: float = 400.0, drops: list[int | None] | None = None, url: str | None = None) -> Any:
+    def start(
+        *, rate: float = 400.0, drops: list[int | None] | None = None, url: str | None = None, lang: str | None = None
+    ) -> Any:
         endpoint_url = sagemaker_env.endpoint_url
         if url is not None:
             front = SageMakerFrontEnd(url, endpoint_name="kokoro-tts", tls_dir=sagemaker_tls_dir).start()
@@ -74,7 +76,7 @@ def make_agent(
             endpoint_url = front.endpoint_url
         sagemaker = SageMakerTransport("kokoro-tts", endpoint_uri=endpoint_url, session=boto3.Session())
         transport = e2e.RecordingTransport(sagemaker, drops=drops or [])
-        config = AgentConfig(tts_url=tts_server.ws_url, speak_tokens_per_s=rate)
+        config = AgentConfig(tts_url=tts_server.ws_url, speak_tokens_per_s=rate, lang=lang)
         server = BackgroundServer(create_app(config, transport=transport), name="agent").start()
         servers.append(server)
         return e2e.AgentUnderTest(url=server.http_url, transport=transport)
