@@ -22,22 +22,19 @@ from websockets.exceptions import InvalidStatus, InvalidURI
 
 from relay_cli.agent_options import add_agent_options, agent_config_from, model_notice
 from relay_cli.cli_args import (
+    add_speech_options,
     check_prompts,
     gateway_url,
     positive_int,
-    speech_speed,
-    voice_spec,
+    speech_options_of,
     wav_path,
 )
 from relay_cli.gateway_client import GatewayTurnError, TurnReport, run_turn
-from relay_core import limits
 from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
-from relay_core.cli_usage import lang_code, non_empty
+from relay_core.cli_usage import non_empty
 from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
-from relay_core.languages import LANG_CODES
-from relay_core.speech_options import SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
 
@@ -62,18 +59,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--user", type=non_empty, default=DEFAULT_USER, help="--local: the dev token's user id")
     parser.add_argument("--out", type=wav_path, default=Path("out/chat.wav"), help="WAV file (turn N>1: name-N.wav)")
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
-    parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
-    parser.add_argument(
-        "--lang",
-        type=lang_code,
-        help=f"language to read the reply in ({LANG_CODES}; default: the voice's)",
-    )
-    parser.add_argument(
-        "--speed",
-        type=speech_speed,
-        default=limits.DEFAULT_SPEED,
-        help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
-    )
+    add_speech_options(parser)
     parser.add_argument(
         "--drop-after", type=positive_int, metavar="N", help="drop the connection after N messages, resume"
     )
@@ -139,7 +125,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
                 token,
                 prompt,
                 mode=TurnMode(args.mode),
-                options=SpeechOptions(args.voice, args.speed, args.lang),
+                options=speech_options_of(args),
                 on_event=show,
                 drop_after=args.drop_after,
                 timings=args.timings,

@@ -16,8 +16,10 @@ from pathlib import Path
 
 from relay_core import limits
 from relay_core.agent.events import parse_payload
+from relay_core.cli_usage import lang_code
 from relay_core.errors import ProtocolError
-from relay_core.speech_options import read_speech_options
+from relay_core.languages import LANG_CODES
+from relay_core.speech_options import SpeechOptions, read_speech_options
 from relay_core.voice_spec import parse_voice_spec
 
 MAX_PORT = 65_535
@@ -68,6 +70,26 @@ def speech_speed(text: str) -> float:
         return read_speech_options({"speed": value}).speed
     except ProtocolError as exc:
         raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def add_speech_options(parser: argparse.ArgumentParser) -> None:
+    """``--voice``, ``--lang`` and ``--speed``: how a command that starts a turn wants it spoken
+    (:func:`speech_options_of` reads them back)."""
+    parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
+    parser.add_argument(
+        "--lang", type=lang_code, help=f"language to read the reply in ({LANG_CODES}; default: the voice's)"
+    )
+    parser.add_argument(
+        "--speed",
+        type=speech_speed,
+        default=limits.DEFAULT_SPEED,
+        help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
+    )
+
+
+def speech_options_of(args: argparse.Namespace) -> SpeechOptions:
+    """The :class:`SpeechOptions` that :func:`add_speech_options`' flags give."""
+    return SpeechOptions(args.voice, args.speed, args.lang)
 
 
 def voice_spec(text: str) -> str:
@@ -147,6 +169,7 @@ def check_prompts(prompts: list[str]) -> str | None:
 
 __all__ = [
     "MAX_PORT",
+    "add_speech_options",
     "agentcore_session_id",
     "check_prompts",
     "gateway_url",
@@ -154,6 +177,7 @@ __all__ = [
     "port_number",
     "positive_int",
     "positive_rate",
+    "speech_options_of",
     "speech_speed",
     "tts_session_url",
     "voice_spec",

@@ -19,21 +19,17 @@ from typing import TYPE_CHECKING
 
 from relay_cli.agent_options import add_agent_options, agent_config_from
 from relay_cli.cli_args import (
+    add_speech_options,
     agentcore_session_id,
     check_prompts,
-    speech_speed,
-    voice_spec,
+    speech_options_of,
     wav_path,
 )
-from relay_core import limits
 from relay_core.agent.defaults import LOCAL_AGENT_URL
 from relay_core.agent.events import AgentEnd, AgentEvent, AgentFailed, AgentPayload, AgentStart, TextDelta, TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
-from relay_core.cli_usage import lang_code
 from relay_core.errors import RelayError
-from relay_core.languages import LANG_CODES
-from relay_core.speech_options import SpeechOptions
 from voice_agent.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -50,18 +46,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--out", type=wav_path, default=Path("out/speech.wav"), help="WAV file (default out/speech.wav)"
     )
     parser.add_argument("--mode", choices=[m.value for m in TurnMode], default=TurnMode.BIDI.value)
-    parser.add_argument("--voice", type=voice_spec, help="voice name or blend (default: the container's)")
-    parser.add_argument(
-        "--lang",
-        type=lang_code,
-        help=f"language to read the reply in ({LANG_CODES}; default: the voice's)",
-    )
-    parser.add_argument(
-        "--speed",
-        type=speech_speed,
-        default=limits.DEFAULT_SPEED,
-        help=f"speech speed {limits.MIN_SPEED}-{limits.MAX_SPEED}",
-    )
+    add_speech_options(parser)
     add_agent_options(parser)
     parser.add_argument(
         "--session-id",
@@ -81,7 +66,7 @@ async def _speak(args: argparse.Namespace, agent_url: str) -> TurnResult:
 
     from relay_cli.agent_client import collect_turn  # noqa: PLC0415
 
-    payload = AgentPayload(args.prompt, TurnMode(args.mode), SpeechOptions(args.voice, args.speed, args.lang))
+    payload = AgentPayload(args.prompt, TurnMode(args.mode), speech_options_of(args))
 
     def show(event: AgentEvent) -> None:
         if isinstance(event, AgentStart) and event.model:
