@@ -131,6 +131,24 @@ def test_aac_and_a_chosen_mp3_bitrate(tts_server: Any) -> None:
     assert "bitrate_kbps" in not_lossy.json()["error"]["message"]
 
 
+async def refused_then_spoken(
+    ws_url: str, refused: dict[str, Any], spoken: dict[str, Any]
+) -> tuple[dict[str, Any], bytes]:
+    """On one session: send ``refused`` and read its one answer (the refusal), then ``spoken`` and collect its PCM
+    until its ``synthesis_complete`` (the session went on)."""
+    async with connect(ws_url, max_size=None) as ws:
+        await ws.send(json.dumps(refused))
+        refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))
+        await ws.send(json.dumps(spoken))
+        audio = b""
+        while True:
+            frame = await asyncio.wait_for(ws.recv(), 120)
+            if isinstance(frame, bytes):
+                audio += frame
+            elif json.loads(frame)["type"] == "synthesis_complete":
+                return refusal, audio
+
+
 def test_japanese_is_spoken_and_a_script_the_g2p_cannot_speak_is_refused_everywhere(tts_server: Any) -> None:
     russian = "Привет, как дела?"
     with client(tts_server) as http:
@@ -138,20 +156,11 @@ def test_japanese_is_spoken_and_a_script_the_g2p_cannot_speak_is_refused_everywh
         invocation = http.post("/invocations", json={"text": russian, "request_id": "ru"})
         openai = http.post(SPEECH, json={"input": russian})
 
-    async def over_the_socket() -> tuple[dict[str, Any], bytes]:
-        async with connect(tts_server.ws_url, max_size=None) as ws:
-            await ws.send(json.dumps({"text": russian, "request_id": "ru"}))
-            refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))
-            await ws.send(json.dumps({"text": "Still here.", "request_id": "en"}))
-            audio = b""
-            while True:
-                frame = await asyncio.wait_for(ws.recv(), 120)
-                if isinstance(frame, bytes):
-                    audio += frame
-                elif json.loads(frame)["type"] == "synthesis_complete":
-                    return refusal, audio
-
-    refusal, audio = asyncio.run(over_the_socket())
+    refusal, audio = asyncio.run(
+        refused_then_spoken(
+            tts_server.ws_url, {"text": russian, "request_id": "ru"}, {"text": "Still here.", "request_id": "en"}
+        )
+    )
     assert japanese.status_code == 200
     seconds = len(japanese.content) / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE)
     assert 0.4 < seconds < 2.5  # "konnichiwa", not five times "Japanese letter" (about 5 s)
@@ -180,19 +189,12 @@ def test_lang_chooses_the_language_on_every_route(tts_server: Any) -> None:
     assert 0.8 < len(spoken.content) / (limits.SAMPLE_WIDTH_BYTES * limits.SAMPLE_RATE) < 4.0
     assert unknown.status_code == 400 and "en-us, en-gb, es" in unknown.json()["error"]["message"]
 
-    async def over_the_socket() -> tuple[str, bytes]:
-        async with connect(tts_server.ws_url, max_size=None) as ws:
-            await ws.send(json.dumps({"text": hindi, "request_id": "no-lang"}))
-            refusal = json.loads(await asyncio.wait_for(ws.recv(), 30))["code"]
-            await ws.send(json.dumps({"text": hindi, "request_id": "hi", "lang": "hi"}))
-            audio = b""
-            while True:
-                frame = await asyncio.wait_for(ws.recv(), 120)
-                if isinstance(frame, bytes):
-                    audio += frame
-                elif json.loads(frame)["type"] == "synthesis_complete":
-                    return refusal, audio
-
-    code, audio = asyncio.run(over_the_socket())
-    assert code == "unsupported_text"
+    refusal, audio = asyncio.run(
+        refused_then_spoken(
+            tts_server.ws_url,
+            {"text": hindi, "request_id": "no-lang"},
+            {"text": hindi, "request_id": "hi", "lang": "hi"},
+        )
+    )
+    assert refusal["code"] == "unsupported_text"
     assert audio == spoken.content, "the session speaks what /invocations speaks"
