@@ -17,7 +17,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 import espeakng_loader
@@ -190,16 +190,23 @@ class JapaneseG2P:
         return _WHITESPACE.sub(" ", phonemes).strip()
 
 
-_JAPANESE: list[JapaneseG2P] = []
-_JAPANESE_LOCK = threading.Lock()
+class _OnFirstUse[T]:
+    """One instance per process of a G2P that loads a dictionary, created by the first caller (the others wait)."""
+
+    def __init__(self, create: Callable[[], T]) -> None:
+        self._create = create
+        self._made: list[T] = []
+        self._lock = threading.Lock()
+
+    def __call__(self) -> T:
+        with self._lock:
+            if not self._made:
+                self._made.append(self._create())
+            return self._made[0]
 
 
-def japanese_g2p() -> JapaneseG2P:
-    """The process's one :class:`JapaneseG2P`, created on first use."""
-    with _JAPANESE_LOCK:
-        if not _JAPANESE:
-            _JAPANESE.append(JapaneseG2P())
-        return _JAPANESE[0]
+japanese_g2p = _OnFirstUse(JapaneseG2P)
+"""The process's one :class:`JapaneseG2P`, created on first use."""
 
 
 def speaks_japanese() -> bool:
@@ -234,15 +241,8 @@ class MandarinG2P:
         return _WHITESPACE.sub(" ", phonemes).strip()
 
 
-_MANDARIN: list[MandarinG2P] = []
-
-
-def mandarin_g2p() -> MandarinG2P:
-    """The process's one :class:`MandarinG2P`, created on first use."""
-    with _JAPANESE_LOCK:
-        if not _MANDARIN:
-            _MANDARIN.append(MandarinG2P())
-        return _MANDARIN[0]
+mandarin_g2p = _OnFirstUse(MandarinG2P)
+"""The process's one :class:`MandarinG2P`, created on first use."""
 
 
 def speaks_mandarin() -> bool:
