@@ -135,6 +135,31 @@ def test_model_and_config_are_named_lowercase_and_renamed_with_their_properties(
     assert uris_model["Properties"]["ModelName"] != model["Properties"]["ModelName"]
 
 
+def test_endpoint_updates_blue_green_and_drains_the_old_fleet_for_a_whole_turn(relay_app: SynthesizedApp) -> None:
+    """With no DeploymentConfig the old fleet goes as soon as traffic flips (TerminationWaitInSeconds 0) and the
+    speech of every open turn is cut: the template asks for a drain as long as the relay's timeout (a turn's longest
+    life), and a deployment timeout SageMaker accepts (600..28800, larger than the waits)."""
+    from relay_infra.config import RelayConfig  # noqa: PLC0415
+
+    (endpoint,) = relay_app.resources("Speech", "AWS::SageMaker::Endpoint")
+    policy = endpoint["Properties"]["DeploymentConfig"]
+    assert set(policy) == {"BlueGreenUpdatePolicy"}
+    blue_green = policy["BlueGreenUpdatePolicy"]
+    assert blue_green["TrafficRoutingConfiguration"] == {"Type": "ALL_AT_ONCE", "WaitIntervalInSeconds": 0}
+    assert blue_green["TerminationWaitInSeconds"] == RelayConfig().relay_timeout_s
+    assert 0 < blue_green["TerminationWaitInSeconds"] <= 3600
+    assert blue_green["TerminationWaitInSeconds"] < blue_green["MaximumExecutionTimeoutInSeconds"] <= 28800
+
+
+def test_docs_state_the_quota_an_update_needs() -> None:
+    """The quota step and the preflight table say what the blue/green update needs: twice ttsMaxInstances."""
+    from relay_infra.paths import REPO_ROOT  # noqa: PLC0415
+
+    text = " ".join((REPO_ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").split())
+    assert "≥ 2 × `relay:ttsMaxInstances`" in text
+    assert "TerminationWaitInSeconds" in text
+
+
 def test_docs_name_the_endpoint_update_the_template_asks_for(relay_app: SynthesizedApp) -> None:
     """docs/deploy.md says how SageMaker updates the endpoint: rolling only when the template asks for it, else
     SageMaker's default, blue/green with all-at-once traffic shifting."""

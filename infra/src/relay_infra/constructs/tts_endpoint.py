@@ -32,6 +32,9 @@ SAGEMAKER_NAME_MAX = 63
 DIGEST_LENGTH = 12
 SCALING_METRIC = autoscaling.PredefinedMetric.SAGEMAKER_VARIANT_CONCURRENT_REQUESTS_PER_MODEL_HIGH_RESOLUTION
 MODEL_DIR = "/opt/ml/model"
+UPDATE_LAUNCH_ALLOWANCE_S = 3600
+"""Time an endpoint update may take beyond the drain: launching the new fleet (its 600 s model download and 600 s
+health-check timeouts) with room to spare. SageMaker wants MaximumExecutionTimeoutInSeconds larger than the waits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,7 @@ class TtsEndpoint(Construct):
         min_instances: int,
         max_instances: int,
         sessions_per_instance: int,
+        update_drain_s: int,
     ) -> None:
         super().__init__(scope, construct_id)
         self.image = image
@@ -275,6 +279,7 @@ class TtsEndpoint(Construct):
             endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
             # Keep the instance count that autoscaling reached (and the weight) when a new config is rolled out.
             retain_all_variant_properties=True,
+            deployment_config=update_policy(update_drain_s),
         )
         self.endpoint_arn = self.arn("endpoint", self.endpoint_name)
 
@@ -303,3 +308,27 @@ class TtsEndpoint(Construct):
         """The ARN of this deployment's SageMaker ``resource`` (``endpoint``, ``endpoint-config``, ``model``)
         named ``name``: built from the lowercase name, never from a CloudFormation attribute."""
         return Stack.of(self).format_arn(service="sagemaker", resource=resource, resource_name=name)
+
+
+def update_policy(drain_s: int) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:
+    """How SageMaker replaces the fleet on a new endpoint config: blue/green, all traffic to the new fleet at once,
+    then the old fleet kept ``drain_s`` seconds (TerminationWaitInSeconds) so the sessions open on it finish.
+
+    Not rolling: a rolling batch must be 5-50% of the variant's instances (no valid batch at 1 instance), and
+    SageMaker documents no wait before it terminates an old batch, so the sessions on it would be cut. The price is
+    a second fleet as large as the first while the update runs: the instance quota must be twice the instances the
+    variant has then, up to 2 x ttsMaxInstances (preflight's quota check says so)."""
+    if not 0 <= drain_s <= 3600:
+        raise ValueError(
+            f"the endpoint update's drain is {drain_s} s; SageMaker's TerminationWaitInSeconds takes 0..3600: "
+            "set relay:relayTimeoutS (a turn's longest life) to at most 900"
+        )
+    return sagemaker.CfnEndpoint.DeploymentConfigProperty(
+        blue_green_update_policy=sagemaker.CfnEndpoint.BlueGreenUpdatePolicyProperty(
+            traffic_routing_configuration=sagemaker.CfnEndpoint.TrafficRoutingConfigProperty(
+                type="ALL_AT_ONCE", wait_interval_in_seconds=0
+            ),
+            termination_wait_in_seconds=drain_s,
+            maximum_execution_timeout_in_seconds=drain_s + UPDATE_LAUNCH_ALLOWANCE_S,
+        )
+    )

@@ -4,6 +4,11 @@ A new account often has 0 for GPU instance types; CreateEndpoint then fails with
 account-level service limit 'ml.g5.xlarge for endpoint usage' is 0 Instances"). The applied value comes from
 service-quotas:ListServiceQuotas; where the account has none applied, ListAWSDefaultServiceQuotas gives the
 default.
+
+An update of the endpoint (a new image or setting) is blue/green (``relay_infra.constructs.tts_endpoint.
+update_policy``): SageMaker launches a second fleet as large as the variant is then, before it retires the old one,
+so an update at ``ttsMaxInstances`` needs twice that many. Below it, an update made while the fleet is scaled out
+fails with ResourceLimitExceeded and CloudFormation rolls it back.
 """
 
 from __future__ import annotations
@@ -49,8 +54,10 @@ def check_endpoint_quota(
     service_quotas: Any, *, instance_type: str, min_instances: int, max_instances: int, region: str | None
 ) -> CheckResult:
     """Fail below ``min_instances`` (the endpoint cannot be created); warn below ``max_instances`` (autoscaling
-    stops short of its maximum); pass otherwise."""
+    stops short of its maximum) and below ``2 x max_instances`` (a blue/green update at full scale cannot launch
+    its second fleet); pass otherwise."""
     name = quota_name(instance_type)
+    update_instances = 2 * max_instances
     try:
         found = find_quota(service_quotas, name)
     except AwsError as error:
@@ -59,7 +66,7 @@ def check_endpoint_quota(
             Status.FAIL,
             f"cannot read '{name}': {describe(error)}",
             "allow servicequotas:ListServiceQuotas and servicequotas:ListAWSDefaultServiceQuotas, or check the "
-            f"quota in the Service Quotas console (needs >= {min_instances})",
+            f"quota in the Service Quotas console (needs >= {min_instances}, {update_instances} for updates)",
         )
     if found is None:
         return CheckResult(
@@ -73,14 +80,23 @@ def check_endpoint_quota(
     source = "AWS default" if is_default else "applied"
     text = (
         f"'{name}' = {value} ({source}, {quota.get('QuotaCode', '?')}); endpoint needs {min_instances}..{max_instances}"
+        f", {update_instances} while an update at {max_instances} runs (blue/green)"
     )
     if value < min_instances:
-        return CheckResult(NAME, Status.FAIL, text, increase_fix(quota, name, max_instances, region))
+        return CheckResult(NAME, Status.FAIL, text, increase_fix(quota, name, update_instances, region))
     if value < max_instances:
         return CheckResult(
             NAME,
             Status.WARN,
             f"{text}: autoscaling stops at {value}",
-            increase_fix(quota, name, max_instances, region) + f" (or -c relay:ttsMaxInstances={value})",
+            increase_fix(quota, name, update_instances, region) + f" (or -c relay:ttsMaxInstances={value // 2 or 1})",
+        )
+    if value < update_instances:
+        return CheckResult(
+            NAME,
+            Status.WARN,
+            f"{text}: an update fails while more than {value // 2} instances run",
+            increase_fix(quota, name, update_instances, region)
+            + f" (or -c relay:ttsMaxInstances={value // 2 or 1}, or deploy updates when the fleet is small)",
         )
     return CheckResult(NAME, Status.PASS, text)

@@ -88,6 +88,8 @@ class SpeechStack(Stack):
             min_instances=config.tts_min_instances,
             max_instances=config.tts_max_instances,
             sessions_per_instance=config.tts_sessions_per_instance,
+            # a turn lives at most as long as the relay Lambda that runs it: its speech finishes on the old fleet
+            update_drain_s=config.relay_timeout_s,
         )
         self.endpoint_name = self.tts.endpoint_name
         self.endpoint_arn = self.tts.endpoint_arn
