@@ -57,7 +57,7 @@ def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
                 "get_parameter", {"Parameter": {"Name": "/cdk-bootstrap/hnb659fds/version", "Value": "28"}}
             )
         elif service == "service-quotas":
-            quota = {"QuotaName": "ml.g5.xlarge for endpoint usage", "QuotaCode": "L-1", "Value": 4.0}
+            quota = {"QuotaName": "ml.g5.xlarge for endpoint usage", "QuotaCode": "L-1", "Value": 8.0}
             stub.add_response("list_service_quotas", {"Quotas": [quota]})
         elif service == "bedrock":
             stub.add_response(
