@@ -151,6 +151,38 @@ def test_endpoint_updates_blue_green_and_drains_the_old_fleet_for_a_whole_turn(r
     assert blue_green["TerminationWaitInSeconds"] < blue_green["MaximumExecutionTimeoutInSeconds"] <= 28800
 
 
+def test_autoscaling_can_be_left_out_for_an_instance_type_change() -> None:
+    """relay:ttsAutoscaling=false (the first of the two deploys that change the instance type) leaves the variant
+    out of Application Auto Scaling; the endpoint keeps its name; preflight names the same endpoint."""
+    from aws_cdk import App  # noqa: PLC0415
+    from aws_cdk.assertions import Template  # noqa: PLC0415
+
+    from relay_infra.config import RelayConfig  # noqa: PLC0415
+    from relay_infra.preflight.runner import Target  # noqa: PLC0415
+    from relay_infra.stacks.speech import SpeechStack  # noqa: PLC0415
+
+    image = "111122223333.dkr.ecr.us-east-1.amazonaws.com/kokoro:gpu"
+    for autoscaling in (True, False):
+        config = RelayConfig(tts_autoscaling=autoscaling, tts_image_uri=image)
+        resources = Template.from_stack(SpeechStack(App(), "Speech", config=config)).to_json()["Resources"]
+        types = {r["Type"] for r in resources.values()}
+        scaling = {"AWS::ApplicationAutoScaling::ScalableTarget", "AWS::ApplicationAutoScaling::ScalingPolicy"}
+        assert (scaling <= types) is autoscaling
+        assert bool(scaling & types) is autoscaling
+        (endpoint,) = [r for r in resources.values() if r["Type"] == "AWS::SageMaker::Endpoint"]
+        assert endpoint["Properties"]["EndpointName"] == Target.from_config(config).endpoint_name
+        assert Target.from_config(config).autoscaling is autoscaling
+
+
+def test_docs_give_the_two_deploys_that_change_the_instance_type() -> None:
+    from relay_infra.paths import REPO_ROOT  # noqa: PLC0415
+
+    text = " ".join((REPO_ROOT / "docs" / "deploy.md").read_text(encoding="utf-8").split())
+    assert "Change the instance type" in text
+    assert "`relay:ttsAutoscaling`" in text
+    assert "| `instance-type` |" in text
+
+
 def test_docs_state_the_quota_an_update_needs() -> None:
     """The quota step and the preflight table say what the blue/green update needs: twice ttsMaxInstances."""
     from relay_infra.paths import REPO_ROOT  # noqa: PLC0415

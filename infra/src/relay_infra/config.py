@@ -100,6 +100,10 @@ class RelayConfig:
     tts_max_instances: int = 4
     tts_sessions_per_instance: int = 24
     """Autoscaling target: concurrent TTS sessions per instance (docs/capacity.md derives it)."""
+    tts_autoscaling: bool = True
+    """False leaves the variant out of Application Auto Scaling (no scalable target, no policy). SageMaker refuses
+    to change the instance type of a variant that is a scaling target, so changing relay:ttsInstanceType takes two
+    deploys: this off, then the new type with it on (docs/deploy.md; preflight's ``instance-type`` check)."""
     tts_image_uri: str | None = None
     """A pushed Kokoro GPU image; absent = build containers/kokoro/Dockerfile.gpu as an asset at deploy time."""
     weights_prefix: str = "kokoro-82m/"

@@ -61,7 +61,7 @@ def test_context_overrides_reach_the_checks(monkeypatch: pytest.MonkeyPatch, tmp
     out = io.StringIO()
     assert run(args, out) == 1  # no credentials
     lines = out.getvalue().splitlines()
-    assert len(lines) == 10  # nine checks and the verdict
+    assert len(lines) == 11  # ten checks and the verdict
     cost = next(line for line in lines if line.startswith("✓ cost"))
     assert "2 x ml.g5.2xlarge at $1.515/h = $3.03/h idle" in cost
     assert next(line for line in lines if line.startswith("✓ docker"))

@@ -24,6 +24,7 @@ NAMES = [
     "credentials",
     "cdk-bootstrap",
     "quota",
+    "instance-type",
     "bedrock-model",
     "transaction-search",
     "lambda-concurrency",
@@ -48,7 +49,8 @@ class FakeSession:
 
 def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
     clients = {}
-    for service in ("sts", "ssm", "cloudformation", "service-quotas", "bedrock", "xray", "lambda", "pricing"):
+    services = ("sts", "ssm", "cloudformation", "service-quotas", "sagemaker", "application-autoscaling")
+    for service in (*services, "bedrock", "xray", "lambda", "pricing"):
         clients[service], stub = stubbed(service)
         if service == "sts":
             stub.add_response("get_caller_identity", {"Account": ACCOUNT, "Arn": f"arn:aws:iam::{ACCOUNT}:user/d"})
@@ -59,6 +61,10 @@ def _answering_account(stubbed: Stubbed) -> dict[str, Any]:
         elif service == "service-quotas":
             quota = {"QuotaName": "ml.g5.xlarge for endpoint usage", "QuotaCode": "L-1", "Value": 8.0}
             stub.add_response("list_service_quotas", {"Quotas": [quota]})
+        elif service == "sagemaker":
+            stub.add_client_error(
+                "describe_endpoint", "ValidationException", 'Could not find endpoint "kokoro-relay-dev-tts".'
+            )
         elif service == "bedrock":
             stub.add_response(
                 "get_foundation_model_availability",
@@ -107,7 +113,7 @@ def test_without_credentials_the_aws_checks_are_skipped_and_nothing_else_is_call
     assert [result.name for result in results] == NAMES
     by_name = {result.name: result for result in results}
     assert by_name["credentials"].status is Status.FAIL
-    skipped = ("cdk-bootstrap", "quota", "bedrock-model", "transaction-search", "lambda-concurrency")
+    skipped = ("cdk-bootstrap", "quota", "instance-type", "bedrock-model", "transaction-search", "lambda-concurrency")
     assert {by_name[name].status for name in skipped} == {Status.SKIP}
     assert by_name["inference-ami"].status is Status.PASS
     assert by_name["docker"].status is Status.PASS

@@ -135,6 +135,7 @@ class TtsEndpoint(Construct):
         max_instances: int,
         sessions_per_instance: int,
         update_drain_s: int,
+        autoscaled: bool = True,
     ) -> None:
         super().__init__(scope, construct_id)
         self.image = image
@@ -286,23 +287,28 @@ class TtsEndpoint(Construct):
         self.endpoint_config_arn = self.arn("endpoint-config", self.endpoint_config_name)
         self.model_arn = self.arn("model", self.model_name)
 
-        self.scaling = autoscaling.ScalableTarget(
-            self,
-            "Scaling",
-            service_namespace=autoscaling.ServiceNamespace.SAGEMAKER,
-            resource_id=f"endpoint/{self.endpoint_name}/variant/{VARIANT_NAME}",
-            scalable_dimension="sagemaker:variant:DesiredInstanceCount",
-            min_capacity=min_instances,
-            max_capacity=max_instances,
-        )
-        self.scaling.node.add_dependency(self.endpoint)
-        self.scaling.scale_to_track_metric(
-            "ConcurrentSessions",
-            target_value=float(sessions_per_instance),
-            predefined_metric=SCALING_METRIC,
-            scale_out_cooldown=Duration.seconds(60),
-            scale_in_cooldown=Duration.minutes(10),
-        )
+        self.scaling: autoscaling.ScalableTarget | None = None
+        """The variant's scalable target; None when not ``autoscaled`` (relay:ttsAutoscaling=false), the first of
+        the two deploys that change the instance type: SageMaker refuses that change on a scaling target."""
+        if autoscaled:
+            scaling = autoscaling.ScalableTarget(
+                self,
+                "Scaling",
+                service_namespace=autoscaling.ServiceNamespace.SAGEMAKER,
+                resource_id=f"endpoint/{self.endpoint_name}/variant/{VARIANT_NAME}",
+                scalable_dimension="sagemaker:variant:DesiredInstanceCount",
+                min_capacity=min_instances,
+                max_capacity=max_instances,
+            )
+            scaling.node.add_dependency(self.endpoint)
+            scaling.scale_to_track_metric(
+                "ConcurrentSessions",
+                target_value=float(sessions_per_instance),
+                predefined_metric=SCALING_METRIC,
+                scale_out_cooldown=Duration.seconds(60),
+                scale_in_cooldown=Duration.minutes(10),
+            )
+            self.scaling = scaling
 
     def arn(self, resource: str, name: str) -> str:
         """The ARN of this deployment's SageMaker ``resource`` (``endpoint``, ``endpoint-config``, ``model``)

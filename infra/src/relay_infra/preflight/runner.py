@@ -17,6 +17,7 @@ from relay_infra.preflight import (
     cost,
     credentials,
     docker,
+    instance_change,
     lambda_concurrency,
     quota,
     transaction_search,
@@ -44,6 +45,10 @@ class Target:
     agent_image_uri: str | None
     relay_concurrency: int = 96
     """The relay's reserved concurrency (RelayConfig.relay_concurrency)."""
+    endpoint_name: str = "kokoro-relay-dev-tts"
+    """The TTS endpoint's fixed name, ``<project>-<env>-tts``."""
+    autoscaling: bool = True
+    """RelayConfig.tts_autoscaling: whether this deploy registers the variant with Application Auto Scaling."""
 
     @classmethod
     def from_config(cls, config: RelayConfig) -> Target:
@@ -56,6 +61,8 @@ class Target:
             tts_image_uri=config.tts_image_uri,
             agent_image_uri=config.agent_image_uri,
             relay_concurrency=config.relay_concurrency,
+            endpoint_name=instance_change.endpoint_name(config.name_prefix),
+            autoscaling=config.tts_autoscaling,
         )
 
 
@@ -66,9 +73,9 @@ def _skipped(name: str) -> CheckResult:
 
 
 def run_checks(session: Any, target: Target, *, docker_command: str = "docker") -> list[CheckResult]:
-    """Every check, in the order they print: credentials, CDK bootstrap, quota, Bedrock model, Transaction Search,
-    Lambda concurrency, inference AMI, Docker, cost. Only read-only AWS calls are made; ``session`` is a
-    ``boto3.session.Session``."""
+    """Every check, in the order they print: credentials, CDK bootstrap, quota, instance type, Bedrock model,
+    Transaction Search, Lambda concurrency, inference AMI, Docker, cost. Only read-only AWS calls are made;
+    ``session`` is a ``boto3.session.Session``."""
     from botocore.config import Config  # noqa: PLC0415 - botocore only when checks run
 
     client_config = Config(connect_timeout=5, read_timeout=20, retries={"max_attempts": 2, "mode": "standard"})
@@ -96,6 +103,13 @@ def run_checks(session: Any, target: Target, *, docker_command: str = "docker") 
                 max_instances=target.max_instances,
                 region=region,
             ),
+            instance_change.check_instance_type_change(
+                client("sagemaker"),
+                client("application-autoscaling"),
+                endpoint=target.endpoint_name,
+                instance_type=target.instance_type,
+                autoscaling=target.autoscaling,
+            ),
             bedrock_access.check_bedrock_model(client("bedrock"), target.model_id, region=region),
             transaction_search.check_transaction_search(client("xray")),
             lambda_concurrency.check_lambda_concurrency(
@@ -103,7 +117,14 @@ def run_checks(session: Any, target: Target, *, docker_command: str = "docker") 
             ),
         ]
     else:
-        skipped = (bootstrap.NAME, quota.NAME, bedrock_access.NAME, transaction_search.NAME, lambda_concurrency.NAME)
+        skipped = (
+            bootstrap.NAME,
+            quota.NAME,
+            instance_change.NAME,
+            bedrock_access.NAME,
+            transaction_search.NAME,
+            lambda_concurrency.NAME,
+        )
         results += [_skipped(name) for name in skipped]
     results.append(ami.check_inference_ami(target.inference_ami_version, target.instance_type))
     results.append(

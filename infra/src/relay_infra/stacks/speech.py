@@ -90,6 +90,7 @@ class SpeechStack(Stack):
             sessions_per_instance=config.tts_sessions_per_instance,
             # a turn lives at most as long as the relay Lambda that runs it: its speech finishes on the old fleet
             update_drain_s=config.relay_timeout_s,
+            autoscaled=config.tts_autoscaling,
         )
         self.endpoint_name = self.tts.endpoint_name
         self.endpoint_arn = self.tts.endpoint_arn
