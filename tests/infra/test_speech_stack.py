@@ -90,6 +90,21 @@ def test_autoscaling_tracks_concurrent_sessions_not_cpu(relay_app: SynthesizedAp
     assert "CPU" not in json.dumps(relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"))
 
 
+def test_capacity_doc_says_whether_the_scaling_metric_counts_a_session(relay_app: SynthesizedApp) -> None:
+    """Every metric the fleet scales on is named in docs/capacity.md, which says what AWS documents about it for a
+    bidirectional session (nothing settles it), how to measure it, and why the design holds either way."""
+    from relay_infra.paths import REPO_ROOT  # noqa: PLC0415
+
+    text = " ".join((REPO_ROOT / "docs" / "capacity.md").read_text(encoding="utf-8").split())
+    for policy in relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"):
+        metric = policy["Properties"]["TargetTrackingScalingPolicyConfiguration"]["PredefinedMetricSpecification"]
+        assert f"`{metric['PredefinedMetricType']}`" in text
+    assert "Does the metric count a session? AWS's documentation does not say." in text
+    assert "docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html" in text
+    assert "`InvokeEndpointWithBidirectionalStream`" in text
+    assert "`KOKORO_MAX_SESSIONS`" in text  # what keeps it correct when the metric under-reports
+
+
 def test_execution_role_reads_only_its_weights_prefix(relay_app: SynthesizedApp) -> None:
     statements = [
         s
