@@ -14,6 +14,7 @@ CHECKS = [
     "credentials",
     "cdk-bootstrap",
     "quota",
+    "instance-type",
     "bedrock-model",
     "transaction-search",
     "lambda-concurrency",
@@ -58,10 +59,11 @@ def test_preflight_without_credentials_fails_cleanly(tmp_path: Path) -> None:
         "configure, aws sso login, or AWS_PROFILE / AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY), then run make "
         "preflight again"
     )
-    assert all(line.startswith("- ") for line in lines[1:6])
-    assert lines[7].startswith("✗ docker")
-    assert lines[8].startswith("✓ cost")
+    assert all(line.startswith("- ") for line in lines[1:7])
+    assert lines[8].startswith("✗ docker")
+    assert lines[9].startswith("✓ cost")
     assert lines[-1].startswith(
-        "preflight failed: credentials, cdk-bootstrap, quota, bedrock-model, transaction-search, lambda-concurrency, "
+        "preflight failed: credentials, cdk-bootstrap, quota, instance-type, bedrock-model, transaction-search, "
+        "lambda-concurrency, "
         "docker."
     )
