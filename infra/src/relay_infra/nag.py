@@ -50,6 +50,30 @@ XRAY_WILDCARD = Acknowledged(
 )
 
 
+def acknowledge_custom_resource_provider(stack: IConstruct, permission: str) -> None:
+    """Acknowledge the findings on CDK's ``AwsCustomResource`` provider function of ``stack`` (if it has one): AWS's
+    basic execution policy for its logs, and the Node.js runtime aws-cdk-lib picks. ``permission`` says what else
+    the provider may do (for the reviewer)."""
+    from aws_cdk import custom_resources as cr  # noqa: PLC0415 - only stacks with a custom resource need it
+
+    provider = stack.node.try_find_child("AWS" + cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace("-", ""))
+    if provider is None:
+        return
+    acknowledge(
+        provider,
+        Acknowledged(
+            "AwsSolutions-IAM4",
+            "CDK's AwsCustomResource provider (one per stack, runs once per deployment) writes its logs "
+            f"through AWS's basic execution policy; its only other permission is {permission}.",
+            ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",),
+        ),
+        Acknowledged(
+            "AwsSolutions-L1",
+            "The AwsCustomResource provider's Node.js runtime is chosen by aws-cdk-lib, not by this app.",
+        ),
+    )
+
+
 def logical_id(construct: IConstruct) -> str:
     """The CloudFormation logical id of ``construct``'s resource, as cdk-nag prints it in ``<Id.Arn>``."""
     child = construct.node.default_child if not isinstance(construct, CfnElement) else construct

@@ -22,7 +22,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import custom_resources as cr
 from constructs import Construct, IConstruct
 
-from relay_infra.nag import Acknowledged, acknowledge
+from relay_infra.nag import Acknowledged, acknowledge, acknowledge_custom_resource_provider
 
 POLICY_NAME: Final = "KokoroRelayAgentCoreTraceDelivery"
 """The one policy's name: the same in every environment and project, so they share it."""
@@ -92,21 +92,7 @@ class SharedTraceDeliveryPolicy(Construct):
                 ("Resource::*",),
             ),
         )
-        provider = stack.node.try_find_child("AWS" + cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace("-", ""))
-        if provider is not None:
-            acknowledge(
-                provider,
-                Acknowledged(
-                    "AwsSolutions-IAM4",
-                    "CDK's AwsCustomResource provider (one per stack, runs once per deployment) writes its logs "
-                    "through AWS's basic execution policy; its only other permission is xray:PutResourcePolicy.",
-                    ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",),
-                ),
-                Acknowledged(
-                    "AwsSolutions-L1",
-                    "The AwsCustomResource provider's Node.js runtime is chosen by aws-cdk-lib, not by this app.",
-                ),
-            )
+        acknowledge_custom_resource_provider(stack, "xray:PutResourcePolicy")
 
 
 __all__ = ["POLICY_NAME", "SharedTraceDeliveryPolicy", "policy_document"]

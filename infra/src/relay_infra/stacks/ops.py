@@ -29,7 +29,7 @@ from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.secure_bucket import SecureBucket
 from relay_infra.constructs.workflow import Workflow
 from relay_infra.lambda_code import BUNDLED_LOCK_PATH
-from relay_infra.nag import Acknowledged, acknowledge, logical_id
+from relay_infra.nag import Acknowledged, acknowledge, acknowledge_custom_resource_provider, logical_id
 from relay_infra.paths import STATEMACHINES_DIR
 from relay_infra.stacks.agent import AgentStack
 from relay_infra.stacks.gateway import GatewayStack
@@ -360,22 +360,7 @@ class OpsStack(Stack):
             install_latest_aws_sdk=False,
         )
         trigger.node.add_dependency(flow.state_machine)
-        provider = self.node.try_find_child("AWS" + cr.AwsCustomResource.PROVIDER_FUNCTION_UUID.replace("-", ""))
-        if provider is not None:
-            acknowledge(
-                provider,
-                Acknowledged(
-                    "AwsSolutions-IAM4",
-                    "CDK's AwsCustomResource provider (one per stack, runs once per deployment) writes its logs "
-                    "through AWS's basic execution policy; its only other permission is states:StartExecution on "
-                    "the smoke-test state machine.",
-                    ("Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole",),
-                ),
-                Acknowledged(
-                    "AwsSolutions-L1",
-                    "The AwsCustomResource provider's Node.js runtime is chosen by aws-cdk-lib, not by this app.",
-                ),
-            )
+        acknowledge_custom_resource_provider(self, "states:StartExecution on the smoke-test state machine")
 
 
 def _task_name(handler: str) -> str:
