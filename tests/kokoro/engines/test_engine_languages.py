@@ -79,3 +79,10 @@ def test_a_blend_mixes_voices_of_one_language(multilingual_engine: Engine) -> No
         multilingual_engine.plan("Hello there.", voice="af_heart:0.6,ef_dora:0.4", speed=1.0)
     (spanish,) = multilingual_engine.plan("Hola.", voice="af_heart,ef_dora", speed=1.0, lang=BY_CODE["es"])
     assert spanish.language is BY_CODE["es"]
+
+
+def test_a_misspelled_voice_is_refused_as_the_voice_bank_refuses_it(multilingual_engine: Engine) -> None:
+    with pytest.raises(InvalidRequestError, match="not a positive number"):
+        multilingual_engine.language_for("af_heart:-1")
+    with pytest.raises(InvalidRequestError, match="not a positive number"):
+        multilingual_engine.check_voice("af_heart:-1")

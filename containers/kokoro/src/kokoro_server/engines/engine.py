@@ -18,6 +18,7 @@ from kokoro_server.engines.g2p import LanguageG2P, Tokenizer
 from kokoro_server.engines.voice_packs import PREFERRED_DEFAULT_VOICES
 from kokoro_server.engines.voices import VoiceBank
 from relay_core import limits
+from relay_core.errors import InvalidFieldError
 from relay_core.languages import Language, language_of_voice
 from relay_core.text import segmenter
 from relay_core.voice_spec import parse_voice_spec
@@ -59,7 +60,11 @@ class Engine:
         languages (raises :class:`InvalidRequestError`), unless ``lang`` says which one to read."""
         if lang is not None:
             return lang
-        found = [found for entry in parse_voice_spec(voice) if (found := language_of_voice(entry.name)) is not None]
+        try:
+            entries = parse_voice_spec(voice)
+        except InvalidFieldError as exc:  # as VoiceBank.resolve refuses it
+            raise InvalidRequestError(exc.message) from None
+        found = [found for entry in entries if (found := language_of_voice(entry.name)) is not None]
         if len({language.code.split("-")[0] for language in found}) > 1:
             names = " and ".join(sorted({language.name for language in found}))
             raise InvalidRequestError(

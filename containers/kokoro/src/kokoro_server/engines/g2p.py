@@ -97,6 +97,23 @@ def _rewrites_for(language: str) -> tuple[tuple[str, str], ...]:
     return rules + _ENGLISH_REWRITES
 
 
+def read_runs(text: str, run: re.Pattern[str], *, inside: Callable[[str], str], outside: Callable[[str], str]) -> str:
+    """``text`` (NFC, whitespace collapsed) read by ``inside`` where ``run`` matches and by ``outside`` elsewhere, the
+    pieces' phonemes joined by spaces in reading order; ``""`` when nothing in it is speakable. ``inside`` is called
+    only for a match (a G2P that loads a dictionary is loaded only for text that needs it)."""
+    clean = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    if not clean:
+        return ""
+    pieces: list[str] = []
+    position = 0
+    for found in run.finditer(clean):
+        pieces.append(outside(clean[position : found.start()]))
+        pieces.append(inside(found.group()))
+        position = found.end()
+    pieces.append(outside(clean[position:]))
+    return " ".join(piece for piece in pieces if piece)
+
+
 class Phonemizer:
     """Text → Kokoro phoneme string for one espeak-ng language (default ``en-us``); thread-safe."""
 
@@ -126,17 +143,7 @@ class Phonemizer:
     def __call__(self, text: str) -> str:
         """Phonemize ``text``; returns ``""`` for text without anything speakable. Japanese runs go to
         :class:`JapaneseG2P`, the rest to espeak-ng."""
-        clean = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
-        if not clean:
-            return ""
-        pieces: list[str] = []
-        position = 0
-        for run in _JAPANESE_RUN.finditer(clean):
-            pieces.append(self._espeak(clean[position : run.start()]))
-            pieces.append(japanese_g2p()(run.group()))
-            position = run.end()
-        pieces.append(self._espeak(clean[position:]))
-        return " ".join(piece for piece in pieces if piece)
+        return read_runs(text, _JAPANESE_RUN, inside=lambda run: japanese_g2p()(run), outside=self._espeak)  # noqa: PLW0108 - lazy
 
     def _espeak(self, text: str) -> str:
         if not text.strip():
@@ -282,15 +289,7 @@ class LanguageG2P:
             return found
 
     def _mandarin(self, text: str) -> str:
-        clean = _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
-        pieces: list[str] = []
-        position = 0
-        for run in _HAN_RUN.finditer(clean):
-            pieces.append(self.default(clean[position : run.start()]))
-            pieces.append(mandarin_g2p()(run.group()))
-            position = run.end()
-        pieces.append(self.default(clean[position:]))
-        return " ".join(piece for piece in pieces if piece)
+        return read_runs(text, _HAN_RUN, inside=lambda run: mandarin_g2p()(run), outside=self.default)  # noqa: PLW0108 - lazy
 
 
 class Tokenizer:
