@@ -33,6 +33,21 @@ class FailingSource:
         self.cancelled = True
 
 
+class EndlessSource:
+    """Writes a sentence every few milliseconds until it is cancelled, as a model SDK's stream would."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    async def stream(self) -> AsyncIterator[str]:
+        while not self.cancelled:
+            yield "On and on. "
+            await asyncio.sleep(0.01)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
 async def _events(source: FailingSource) -> list[AgentEvent]:
     turn = run_turn(
         TurnRequest(request_id="r1", prompt="x"),
@@ -53,6 +68,27 @@ def test_a_model_failure_ends_the_turn_with_one_clean_error_after_the_text() -> 
     assert "ConnectionError" in end.message
     assert "secret.py" not in end.message and "Traceback" not in end.message
     assert sum(isinstance(e, AgentFailed) for e in events) == 1
+
+
+def test_a_turn_whose_event_loop_closes_under_it_tells_the_model_to_stop() -> None:
+    # asyncio.run returning with the turn still running cancels the turn's engine task outright; a model SDK that
+    # reads on a thread of its own (Strands' Bedrock stream) would then go on generating the whole reply.
+    source = EndlessSource()
+
+    async def go() -> None:
+        turn = run_turn(
+            TurnRequest(request_id="r1", prompt="x"),
+            source,
+            WsTransport(CLOSED_PORT_URL, open_timeout_s=1.0),
+            settings=TurnSettings(),
+            cancel=asyncio.Event(),
+        )
+        async for event in turn:
+            if isinstance(event, TextDelta):
+                return  # the turn is left running
+
+    asyncio.run(asyncio.wait_for(go(), 60))
+    assert source.cancelled
 
 
 def test_refused_transport_raises_a_typed_error() -> None:

@@ -286,6 +286,12 @@ class Turn:
                     await self._stop(writer=writer, others=[opening, speaker, listener])
                 else:
                     cancelled.cancel()
+        except* asyncio.CancelledError:
+            # The engine itself was cancelled (its event loop is closing, e.g. the process stops): its tasks end
+            # here, but a model SDK that reads on a thread of its own (Strands' Bedrock stream) would go on
+            # generating the whole reply unless it is told to stop.
+            self._text.cancel()
+            raise
         except* Exception as group_error:  # a bug in a worker (they report expected failures themselves)
             logger.error("turn %s: internal error", self.request_id, exc_info=group_error)
             if not self.machine.ended:

@@ -89,6 +89,8 @@ class BedrockRuntime:
         self._active: set[Generation] = set()
         self.last_request: wire.ConverseRequest | None = None
         """The latest request parsed (tests read the messages a turn sent)."""
+        self.last_generation: Generation | None = None
+        """The latest generation started (tests read how many tokens it made, and whether it has ended)."""
 
     @property
     def active(self) -> int:
@@ -116,6 +118,7 @@ class BedrockRuntime:
         """Start ``model`` on ``parsed`` (on a thread of its own) and count it in :attr:`active` until it ends."""
         generation = Generation(model, parsed).start()
         self._active.add(generation)
+        self.last_generation = generation
         return generation
 
     async def converse_stream(self, request: Request) -> Response:

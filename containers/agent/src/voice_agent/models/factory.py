@@ -1,7 +1,8 @@
 """Build the Strands model provider the configuration names.
 
 There is one model path: ``bedrock`` (and ``speak``, which is only a name for the local echo model) is Strands'
-``BedrockModel``, whose boto3 client reaches Bedrock, or locally the stand-in in ``relay_local.bedrock``, through
+``BedrockModel`` (as :class:`~voice_agent.models.bedrock.StoppableBedrockModel`, which stops the model when a turn
+is cancelled), whose boto3 client reaches Bedrock, or locally the stand-in in ``relay_local.bedrock``, through
 the standard ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME`` variable; ``openai`` / ``ollama`` is Strands' ``OpenAIModel``.
 ``speak`` signs with the stand-in's placeholder credentials (it checks none), so it needs no AWS account.
 """
@@ -24,7 +25,8 @@ def make_model(config: AgentConfig) -> Model:
     """A fresh model provider (one per agent). Provider SDKs are imported only for the provider chosen."""
     if config.model in (ModelKind.SPEAK, ModelKind.BEDROCK):
         import boto3  # noqa: PLC0415 - provider SDKs load only when chosen
-        from strands.models.bedrock import BedrockModel  # noqa: PLC0415
+
+        from voice_agent.models.bedrock import StoppableBedrockModel  # noqa: PLC0415
 
         if config.model is ModelKind.SPEAK:
             logger.info("model: speak = %s on the Bedrock endpoint (echoes the prompt; no LLM)", LOCAL_ECHO_MODEL_ID)
@@ -33,14 +35,14 @@ def make_model(config: AgentConfig) -> Model:
                 aws_secret_access_key=LOCAL_CREDENTIAL,
                 region_name=config.aws_region,
             )
-            return BedrockModel(
+            return StoppableBedrockModel(
                 boto_session=session,
                 model_id=LOCAL_ECHO_MODEL_ID,
                 additional_request_fields={ECHO_RATE_FIELD: config.speak_tokens_per_s},
             )
         if config.model_id:
-            return BedrockModel(region_name=config.aws_region, model_id=config.model_id)
-        return BedrockModel(region_name=config.aws_region)
+            return StoppableBedrockModel(region_name=config.aws_region, model_id=config.model_id)
+        return StoppableBedrockModel(region_name=config.aws_region)
     from strands.models.openai import OpenAIModel  # noqa: PLC0415 - provider SDKs load only when chosen
 
     base_url = config.model_base_url or (OLLAMA_DEFAULT_BASE_URL if config.model is ModelKind.OLLAMA else None)
