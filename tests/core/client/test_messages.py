@@ -13,6 +13,8 @@ from relay_core.client.messages import (
     Cancel,
     ClientAction,
     ClientErrorCode,
+    ConversationStarted,
+    NewConversation,
     Rejection,
     Resume,
     SendMessage,
@@ -101,6 +103,24 @@ def test_cancel_and_resume_round_trip() -> None:
 
 def test_unknown_fields_are_ignored_for_forward_compatibility() -> None:
     assert parse_client_message('{"action":"cancel","turn_id":"t-1","future":true}') == Cancel("t-1")
+
+
+def test_new_conversation_round_trips_and_ignores_extra_fields() -> None:
+    message = parse_client_message('{"action":"newConversation","turn_id":"t-1"}')
+    assert message == NewConversation()
+    assert json.loads(serialize(message)) == {"action": "newConversation"}
+    assert parse_client_message(serialize(message).encode()) == message
+
+
+def test_conversation_started_is_a_gateway_control_message() -> None:
+    assert json.loads(serialize(ConversationStarted())) == {"type": "conversation_started"}
+
+
+@pytest.mark.parametrize("body", ['{"action":"newconversation"}', '{"action":"new_conversation"}'])
+def test_a_misspelled_new_conversation_is_an_unknown_action_naming_it(body: str) -> None:
+    with pytest.raises(UnknownActionError) as info:
+        parse_client_message(body)
+    assert "newConversation" in info.value.message
 
 
 @pytest.mark.parametrize("body", ['{"action":"sendmessage"}', '{"prompt":"hi"}', '{"action":5}', '{"action":null}'])

@@ -17,6 +17,8 @@ from relay_core.client.messages import (
     Cancel,
     ClientAction,
     ClientErrorCode,
+    GatewayMessageType,
+    NewConversation,
     SendMessage,
     parse_client_message,
     serialize,
@@ -59,11 +61,15 @@ def test_every_action_and_message_type_is_documented() -> None:
         assert f"`{action.value}`" in PAGE
     for kind in TURN_MESSAGE_TYPES:
         assert f"`{kind}`" in PAGE
+    for kind in GatewayMessageType:
+        assert f"`{kind.value}`" in PAGE
     names = {message["name"] for message in MESSAGES.values()}
-    assert names == {a.value for a in ClientAction} | set(TURN_MESSAGE_TYPES) | {"turn_accepted"}
+    assert names == {a.value for a in ClientAction} | set(TURN_MESSAGE_TYPES) | {t.value for t in GatewayMessageType}
 
 
-@pytest.mark.parametrize(("schema", "cls"), [("SendMessage", SendMessage), ("Cancel", Cancel)])
+@pytest.mark.parametrize(
+    ("schema", "cls"), [("SendMessage", SendMessage), ("Cancel", Cancel), ("NewConversation", NewConversation)]
+)
 def test_client_action_schemas_list_exactly_the_dataclass_fields(schema: str, cls: type[Any]) -> None:
     wire_fields = {f.name for f in dataclasses.fields(cls)} - {"options"}
     if "options" in {f.name for f in dataclasses.fields(cls)}:  # the speech options travel as flat fields

@@ -10,7 +10,14 @@ from relay_core import limits
 from relay_core.agent.events import AgentEnd, AgentFailed, AgentStart, AudioChunk, AudioStreamStart, TextDelta
 from relay_core.audio import b64encode
 from relay_core.client.framing import TurnFramer
-from relay_core.client.messages import Rejection, TurnAccepted, parse_client_message, serialize
+from relay_core.client.messages import (
+    ConversationStarted,
+    NewConversation,
+    Rejection,
+    TurnAccepted,
+    parse_client_message,
+    serialize,
+)
 from relay_core.client.messages import Resume as ResumeMessage
 from relay_core.client.messages import SendMessage as SendMessageMessage
 from relay_core.client.session import (
@@ -20,6 +27,7 @@ from relay_core.client.session import (
     ClientSession,
     DuplicateIgnored,
     GapDetected,
+    NewConversationStarted,
     Rejected,
     TextReceived,
     TurnEnded,
@@ -267,3 +275,18 @@ def test_turn_accepted_after_a_resume_settles_it() -> None:
     assert session.receive(serialize(TurnAccepted("t-1"))) == [Accepted("t-1")]
     session.receive(serialize(Rejection("unknown_turn", "no turn is running: nothing to cancel", "t-1")))
     assert session.turn("t-1").phase is TurnPhase.ACTIVE
+
+
+def test_a_new_conversation_is_pending_until_the_gateway_answers_and_touches_no_turn() -> None:
+    session = ClientSession()
+    session.send_message("Hi.", turn_id="t-1")
+    assert not session.conversation_pending
+    assert parse_client_message(session.new_conversation()) == NewConversation()
+    assert session.conversation_pending
+    assert session.receive(serialize(Rejection("internal_error", "try again"))) == [
+        Rejected("internal_error", "try again")
+    ]
+    assert session.conversation_pending  # a rejection is not the answer
+    assert session.receive(serialize(ConversationStarted())) == [NewConversationStarted()]
+    assert not session.conversation_pending
+    assert session.turn("t-1").phase is TurnPhase.SENT  # the running turn is untouched

@@ -1,7 +1,8 @@
 """The client protocol (ARCHITECTURE §4, docs/client-protocol.md): what a mobile or web client sends to the API
 Gateway WebSocket, and the gateway's own control messages back (``turn_accepted`` and rejections).
 
-Client → gateway messages are JSON objects selected by ``"action"``: ``sendMessage``, ``cancel``, ``resume``.
+Client → gateway messages are JSON objects selected by ``"action"``: ``sendMessage``, ``cancel``, ``resume``,
+``newConversation``.
 The messages of a running turn (gateway → client, numbered by ``seq``) live in :mod:`relay_core.client.turn_messages`.
 
 A rejection (``error`` without ``seq``) answers one client message and changes nothing else; an ``error`` WITH
@@ -29,6 +30,7 @@ class ClientAction(StrEnum):
     SEND_MESSAGE = "sendMessage"
     CANCEL = "cancel"
     RESUME = "resume"
+    NEW_CONVERSATION = "newConversation"
 
 
 VALID_ACTIONS_TEXT = ", ".join(action.value for action in ClientAction)
@@ -56,6 +58,7 @@ class GatewayMessageType(StrEnum):
     """The ``type`` of the gateway's own control messages (not part of a turn's numbered stream)."""
 
     TURN_ACCEPTED = "turn_accepted"
+    CONVERSATION_STARTED = "conversation_started"
     ERROR = "error"
 
 
@@ -179,7 +182,20 @@ class Resume:
         return {"action": ClientAction.RESUME.value, "turn_id": self.turn_id, "after_seq": self.after_seq}
 
 
-ClientMessage = SendMessage | Cancel | Resume
+@dataclass(frozen=True, slots=True)
+class NewConversation:
+    """Start over: the user's next turns, on every connection of theirs, belong to a fresh conversation whose
+    agent remembers nothing said before. A turn already running keeps its own conversation to its end.
+
+    Answered ``conversation_started`` once the switch is made; send the next ``sendMessage`` after that answer
+    (API Gateway does not keep the order of two messages of a connection, so one sent at once may still reach the
+    old conversation). Sending it again is harmless: each starts another fresh conversation."""
+
+    def to_json(self) -> JsonObject:
+        return {"action": ClientAction.NEW_CONVERSATION.value}
+
+
+ClientMessage = SendMessage | Cancel | Resume | NewConversation
 
 
 def unknown_action_error(action: object) -> UnknownActionError:
@@ -230,6 +246,8 @@ def parse_client_message(data: str | bytes | JsonObject) -> ClientMessage:
         return Cancel(_get_turn_id(obj, required=False), played_ms=parse_played_ms(obj))
     if action == ClientAction.RESUME:
         return _parse_resume(obj)
+    if action == ClientAction.NEW_CONVERSATION:
+        return NewConversation()
     raise unknown_action_error(action)
 
 
@@ -245,6 +263,17 @@ class TurnAccepted:
 
     def to_json(self) -> JsonObject:
         return {"type": self.type, "turn_id": self.turn_id}
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationStarted:
+    """``newConversation`` was done: the user's next turn starts a fresh conversation (the agent remembers nothing
+    said before it)."""
+
+    type: str = field(default=GatewayMessageType.CONVERSATION_STARTED.value, init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"type": self.type}
 
 
 _CLIENT_CODES = frozenset(code.value for code in ClientErrorCode)
@@ -293,7 +322,7 @@ def error_message(exc: BaseException, *, turn_id: str | None = None) -> str:
     return serialize(Rejection.from_exception(exc, turn_id=turn_id))
 
 
-def serialize(message: ClientMessage | TurnAccepted | Rejection) -> str:
+def serialize(message: ClientMessage | TurnAccepted | ConversationStarted | Rejection) -> str:
     """The JSON text frame for a client action or a gateway control message."""
     return encode_json(message.to_json())
 
@@ -304,7 +333,9 @@ __all__ = [
     "ClientAction",
     "ClientErrorCode",
     "ClientMessage",
+    "ConversationStarted",
     "GatewayMessageType",
+    "NewConversation",
     "Rejection",
     "Resume",
     "SendMessage",

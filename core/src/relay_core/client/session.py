@@ -3,7 +3,7 @@
 A client (``relay chat``, the smoke test, tests; the web client mirrors it in JS) owns one
 :class:`ClientSession` for as long as the user talks, across reconnects, and does three things:
 
-1. sends what :meth:`ClientSession.send_message` / :meth:`cancel` return;
+1. sends what :meth:`ClientSession.send_message` / :meth:`cancel` / :meth:`new_conversation` return;
 2. hands every text frame it receives to :meth:`ClientSession.receive` and acts on the events it returns
    (show :class:`TextReceived`, play :class:`AudioReceived` PCM, caption with :class:`WordsReceived` when the
    turn asked for timings, stop at :class:`TurnEnded`);
@@ -36,6 +36,8 @@ from relay_core.audio_piece import AudioPiece
 from relay_core.client.messages import (
     Cancel,
     ClientErrorCode,
+    ConversationStarted,
+    NewConversation,
     Rejection,
     Resume,
     SendMessage,
@@ -191,6 +193,12 @@ class GapDetected:
 
 
 @dataclass(frozen=True, slots=True)
+class NewConversationStarted:
+    """The gateway started the fresh conversation :meth:`ClientSession.new_conversation` asked for
+    (``conversation_started``): the next ``sendMessage`` begins it."""
+
+
+@dataclass(frozen=True, slots=True)
 class DuplicateIgnored:
     """A message the client already has came again (e.g. in a resume replay); nothing was applied."""
 
@@ -210,6 +218,7 @@ ClientEvent = (
     | Rejected
     | GapDetected
     | DuplicateIgnored
+    | NewConversationStarted
 )
 
 
@@ -266,6 +275,10 @@ class ClientSession:
     max_send_bytes: int = limits.APIGW_FRAME_BYTES
     _turns: dict[str, ClientTurn] = field(default_factory=dict, init=False)
     _forgotten: set[str] = field(default_factory=set, init=False)
+    conversation_pending: bool = field(default=False, init=False)
+    """A ``newConversation`` went out and its ``conversation_started`` has not come back: hold the next
+    ``sendMessage`` until it does (it could otherwise reach the old conversation); after a reconnect, send
+    :meth:`new_conversation` again (a second one is harmless)."""
 
     # --- outgoing --------------------------------------------------------------------------------------------
 
@@ -301,6 +314,13 @@ class ClientSession:
         message (``agent_end`` with status ``cancelled``) arrives. ``played_ms``: how much of the turn's audio
         the listener heard, so the agent remembers only the words heard (None: it remembers the whole reply)."""
         return serialize(Cancel(turn_id, played_ms=played_ms))
+
+    def new_conversation(self) -> str:
+        """The ``newConversation`` to send: the user's next turns start a conversation the agent has no history
+        of. Send the next ``sendMessage`` once :class:`NewConversationStarted` came (:attr:`conversation_pending`
+        is then False)."""
+        self.conversation_pending = True
+        return serialize(NewConversation())
 
     def resume(self, turn_id: str) -> str:
         """The ``resume`` to send for an unfinished turn: everything after its last applied seq."""
@@ -354,6 +374,9 @@ class ClientSession:
             return self._on_accepted(message)
         if isinstance(message, Rejection):
             return self._on_rejected(message)
+        if isinstance(message, ConversationStarted):
+            self.conversation_pending = False
+            return [NewConversationStarted()]
         return self._on_turn_message(message)
 
     def _new_turn(self, turn_id: str) -> ClientTurn:
@@ -473,6 +496,7 @@ __all__ = [
     "ClientTurn",
     "DuplicateIgnored",
     "GapDetected",
+    "NewConversationStarted",
     "Rejected",
     "TextReceived",
     "TurnEnded",

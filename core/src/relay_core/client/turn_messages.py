@@ -23,7 +23,14 @@ from typing import Any
 
 from relay_core import limits
 from relay_core.agent import events as ev
-from relay_core.client.messages import ClientErrorCode, GatewayMessageType, Rejection, TurnAccepted, check_turn_id
+from relay_core.client.messages import (
+    ClientErrorCode,
+    ConversationStarted,
+    GatewayMessageType,
+    Rejection,
+    TurnAccepted,
+    check_turn_id,
+)
 from relay_core.errors import InvalidFieldError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_int, get_str
 from relay_core.word_timings import WORD_TIMINGS_TYPE, WordTimings, parse_word_timings
@@ -69,7 +76,7 @@ class TurnMessage:
         return self.event.type in ev.TERMINAL_EVENT_TYPES
 
 
-ServerMessage = TurnMessage | TurnAccepted | Rejection
+ServerMessage = TurnMessage | TurnAccepted | ConversationStarted | Rejection
 """Anything the gateway sends a client."""
 
 
@@ -97,7 +104,7 @@ def serialize_turn_message(message: TurnMessage) -> str:
 
 def serialize_server_message(message: ServerMessage) -> str:
     """The JSON text frame of any gateway → client message."""
-    if isinstance(message, TurnAccepted | Rejection):
+    if isinstance(message, TurnAccepted | ConversationStarted | Rejection):
         return encode_json(message.to_json())
     return serialize_turn_message(message)
 
@@ -175,6 +182,8 @@ def parse_server_message(data: str | bytes | JsonObject) -> ServerMessage:
     kind = obj.get("type")
     if kind == GatewayMessageType.TURN_ACCEPTED:
         return TurnAccepted(_get_turn_id(obj))
+    if kind == GatewayMessageType.CONVERSATION_STARTED:
+        return ConversationStarted()
     if kind == GatewayMessageType.ERROR and "seq" not in obj:
         turn_id = get_str(obj, "turn_id")
         return Rejection(
