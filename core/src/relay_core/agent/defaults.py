@@ -93,5 +93,22 @@ TURN_SENTENCE_QUEUE: Final = limits.MAX_QUEUED_REQUESTS
 """Sentences written but not yet handed to the TTS session (the container queues as many per session)."""
 MAX_CONVERSATIONS: Final = 256
 """Conversations (Strands agents with their history) one agent process keeps; least recently used go first."""
+
+# --- Conversation history (docs/agent.md "History") ---------------------------------------------------------
+HISTORY_WINDOW_MESSAGES: Final = 40
+"""Messages of a conversation the model is sent and an agent restores (20 exchanges of a prompt and its reply):
+Strands' ``SlidingWindowConversationManager`` drops the oldest past it (``VOICE_AGENT_HISTORY_WINDOW_MESSAGES``)."""
+HISTORY_PREFIX: Final = "conversations/"
+"""Where in the history bucket Strands' ``S3SessionManager`` keeps the conversations (``VOICE_AGENT_HISTORY_PREFIX``):
+``<prefix>session_<runtime session id>/``; the deployed runtime's role may touch nothing else of the bucket."""
+HISTORY_AGENT_ID: Final = "voice"
+"""The Strands agent id a conversation's messages are stored under (``.../agents/agent_voice/messages/``)."""
+HISTORY_EXPIRY_DAYS: Final = 30
+"""The history bucket's lifecycle rule deletes every object this many days after it was written, so a forgotten
+conversation is gone within a month (after its last turn at most :data:`HISTORY_MAX_AGE_DAYS` + this)."""
+HISTORY_MAX_AGE_DAYS: Final = HISTORY_EXPIRY_DAYS - 1
+"""A conversation started longer ago than this starts over at its next turn (its stored history deleted first), so
+the lifecycle rule, which deletes object by object, never removes part of a conversation that is still continued:
+every object of a continued conversation is younger than its first, which is younger than this."""
 MAX_SSE_EVENT_BYTES: Final = 1024 * 1024
 """Largest SSE event a decoder buffers (an agent event is at most one 32 KB audio chunk; this is generous)."""
