@@ -42,6 +42,7 @@ WEBSOCKET_ONLY = {
     TtsErrorCode.DUPLICATE_REQUEST_ID,
     TtsErrorCode.QUEUE_FULL,
     TtsErrorCode.SESSION_CLOSING,
+    TtsErrorCode.AT_CAPACITY,
 }
 
 

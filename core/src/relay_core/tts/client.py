@@ -6,6 +6,12 @@ frame to :meth:`receive_frame`, which returns typed events. Binary frames are at
 recently started (the server is sequential per session); PCM split by a transport at an odd byte is reassembled
 so that every :class:`AudioReceived` holds whole samples, as an :class:`~relay_core.audio_piece.AudioPiece` placed
 on the session's sample timeline (every sample received, in order, across its requests).
+
+A session the instance cannot serve yet is told so in-band: :class:`SessionWaiting` (the server's ``queued``),
+then :class:`SessionStarted` (``admitted``) when a slot frees, or :class:`SessionAtCapacity` (the session-level
+``error`` ``at_capacity``) when the wait's bound passed, followed by a :class:`RequestEnded` for every request
+still pending (each failed ``at_capacity``), so a client that waits for its requests' ends needs nothing more.
+Requests may be sent while waiting: the server keeps them and runs them once admitted.
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ from relay_core.errors import ProtocolError
 from relay_core.tts.messages import (
     Cancel,
     Close,
+    SessionAdmitted,
+    SessionQueued,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
     Synthesize,
+    TtsErrorCode,
     TtsFailed,
     parse_server_message,
     serialize,
@@ -71,7 +80,38 @@ class FrameRefused:
     error: TtsFailed
 
 
-TtsClientEvent = RequestStarted | AudioReceived | TimingsReceived | RequestEnded | FrameRefused
+@dataclass(frozen=True, slots=True)
+class SessionWaiting:
+    """The instance is full: the session waits in its admission queue (``queued``); requests sent are kept."""
+
+    message: SessionQueued
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStarted:
+    """A waiting session got its slot (``admitted``): its requests start now."""
+
+    message: SessionAdmitted
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAtCapacity:
+    """The session waited the whole bound without a slot (``error`` ``at_capacity``): it is over; a
+    :class:`RequestEnded` follows for every request still pending."""
+
+    error: TtsFailed
+
+
+TtsClientEvent = (
+    RequestStarted
+    | AudioReceived
+    | TimingsReceived
+    | RequestEnded
+    | FrameRefused
+    | SessionWaiting
+    | SessionStarted
+    | SessionAtCapacity
+)
 
 
 @dataclass
@@ -83,6 +123,8 @@ class TtsClientSession:
     current: str | None = field(default=None, init=False)
     samples: int = field(default=0, init=False)
     """Samples of audio received so far in this session: where the next piece starts."""
+    waiting: bool = field(default=False, init=False)
+    """The session is in the instance's admission queue (between ``queued`` and ``admitted``)."""
     _odd_byte: bytes = field(default=b"", init=False)
 
     def synthesize(self, request: Synthesize) -> str:
@@ -111,6 +153,14 @@ class TtsClientSession:
         if isinstance(data, bytes):
             return self._audio(data)
         message = parse_server_message(data)
+        if isinstance(message, SessionQueued):
+            self.waiting = True
+            return [SessionWaiting(message)]
+        if isinstance(message, SessionAdmitted):
+            self.waiting = False
+            return [SessionStarted(message)]
+        if isinstance(message, TtsFailed) and message.code == TtsErrorCode.AT_CAPACITY and message.request_id is None:
+            return self._at_capacity(message)
         if isinstance(message, SynthesisStart):
             self._odd_byte = b""
             self.current = message.request_id
@@ -133,6 +183,15 @@ class TtsClientSession:
             self.current = None
             self._odd_byte = b""
         return [RequestEnded(request_id=message.request_id, outcome=message)]
+
+    def _at_capacity(self, error: TtsFailed) -> list[TtsClientEvent]:
+        """The session is over: every pending request ends with the session's error."""
+        self.waiting = False
+        ended, self.pending, self.current = self.pending, [], None
+        events: list[TtsClientEvent] = [SessionAtCapacity(error)]
+        for rid in ended:
+            events.append(RequestEnded(request_id=rid, outcome=TtsFailed(error.code, error.message, rid)))
+        return events
 
     def _rejects_a_live_id(self, error: TtsFailed) -> bool:
         """A refused frame that repeated the id of a request still live (sent twice, or the running one): the

@@ -71,6 +71,7 @@ HTTP_STATUS: Final[Mapping[str, int]] = MappingProxyType(
         TtsErrorCode.SYNTHESIS_FAILED: 500,
         TtsErrorCode.INTERNAL: 500,
         TtsErrorCode.MODEL_NOT_READY: 503,
+        TtsErrorCode.AT_CAPACITY: 503,
     }
 )
 """The one HTTP status of each error code (every ``TtsErrorCode`` has one): every limit (body size, text length,

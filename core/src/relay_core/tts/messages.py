@@ -49,6 +49,8 @@ class TtsMessageType(StrEnum):
     SYNTHESIS_CANCELLED = "synthesis_cancelled"
     WORD_TIMINGS = WORD_TIMINGS_TYPE
     ERROR = "error"
+    QUEUED = "queued"
+    ADMITTED = "admitted"
 
 
 class TtsErrorCode(StrEnum):
@@ -63,6 +65,10 @@ class TtsErrorCode(StrEnum):
     UNKNOWN_REQUEST = "unknown_request"
     DUPLICATE_REQUEST_ID = "duplicate_request_id"
     QUEUE_FULL = "queue_full"
+    AT_CAPACITY = "at_capacity"
+    """Session-level (no ``request_id``): the session waited in the container's admission queue for the whole
+    bound (``max_wait_s`` of its ``queued`` message) without a free slot; every request it held ends with it and the
+    socket closes with 1000. Try again in a little while, or on another instance."""
     SESSION_CLOSING = "session_closing"
     SYNTHESIS_FAILED = "synthesis_failed"
     INTERNAL = "internal_error"
@@ -318,8 +324,34 @@ class TtsFailed:
         return cls(code=exc.code, message=exc.message, request_id=exc.request_id, rejected=rejected)
 
 
-ServerMessage = SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed | WordTimings
-"""Every server control message; ``word_timings`` (:mod:`relay_core.word_timings`) belongs to the running request."""
+@dataclass(frozen=True, slots=True)
+class SessionQueued:
+    """The session was accepted while every slot of the instance is taken: it waits, first come first served.
+
+    Sent once, first, and only to a session that has to wait. ``position`` is its place in the admission queue
+    when it joined (1: next to start); ``max_wait_s`` bounds the wait, after which the session ends with a
+    session-level ``error`` ``at_capacity``. Requests sent meanwhile are checked and kept as usual, and run, in
+    order, once the session is ``admitted``; ``cancel`` and ``close`` work as usual."""
+
+    position: int
+    max_wait_s: float
+    type: str = field(default=TtsMessageType.QUEUED.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionAdmitted:
+    """A queued session got its slot after ``waited_s`` seconds: its requests start now (``synthesis_start``...).
+    Sent only to a session that was ``queued``."""
+
+    waited_s: float
+    type: str = field(default=TtsMessageType.ADMITTED.value, init=False)
+
+
+ServerMessage = (
+    SynthesisStart | SynthesisComplete | SynthesisCancelled | TtsFailed | WordTimings | SessionQueued | SessionAdmitted
+)
+"""Every server control message; ``word_timings`` (:mod:`relay_core.word_timings`) belongs to the running request;
+``queued`` and ``admitted`` belong to the session (no ``request_id``)."""
 
 SERVER_MESSAGE_MAX_BYTES: Final = limits.APIGW_MESSAGE_BYTES
 """Largest server control frame a client accepts: a ``word_timings`` frame may carry a whole segment's words."""
@@ -364,6 +396,10 @@ def parse_server_message(data: str | bytes) -> ServerMessage:
             return SynthesisCancelled(
                 request_id=_required(rid, "request_id"), audio_bytes=int(obj.get("audio_bytes") or 0)
             )
+        if kind == TtsMessageType.QUEUED:
+            return SessionQueued(position=get_int(obj, "position", minimum=1), max_wait_s=float(obj["max_wait_s"]))
+        if kind == TtsMessageType.ADMITTED:
+            return SessionAdmitted(waited_s=float(obj["waited_s"]))
         if kind == TtsMessageType.ERROR:
             return TtsFailed(
                 code=get_str(obj, "code") or TtsErrorCode.INTERNAL.value,

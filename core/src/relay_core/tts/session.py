@@ -8,11 +8,18 @@ The I/O layer (the container's WebSocket handler) does three things and nothing 
 3. sends :meth:`data_to_send` after each call, and closes the socket with :attr:`close_code` once
    :attr:`should_close` is true.
 
+A session the instance cannot serve yet waits for a slot (the I/O layer owns the admission queue): it calls
+:meth:`TtsServerSession.wait_for_admission` before anything is sent (``queued``), then :meth:`admit` when a slot
+frees (``admitted``) or :meth:`refuse_at_capacity` when the wait's bound has passed (a session-level ``error``
+``at_capacity``, then close with 1000). While it waits, frames are handled as usual (requests are checked and kept,
+``cancel`` and ``close`` work) and :meth:`next_request` returns None.
+
 Guarantees: requests run one at a time in arrival order; every request that is accepted ends with exactly one
-of ``synthesis_complete``, ``synthesis_cancelled`` or ``error`` (``"rejected": false``); every control message
-carries the request id; bad input produces an ``error`` frame with ``"rejected": true`` and never changes the state
-of any request (not even one whose id the refused frame repeated); after ``close`` no new
-request is accepted and the socket is closed with 1000 once the queue is drained.
+of ``synthesis_complete``, ``synthesis_cancelled`` or ``error`` (``"rejected": false``), except that a session
+refused at capacity ends all of its requests at once with its one ``at_capacity`` error; every control message
+but ``queued``, ``admitted`` and ``at_capacity`` carries the request id; bad input produces an ``error`` frame
+with ``"rejected": true`` and never changes the state of any request (not even one whose id the refused frame
+repeated); after ``close`` no new request is accepted and the socket is closed with 1000 once the queue is drained.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ from relay_core.tts.messages import (
     Cancel,
     Close,
     ServerMessage,
+    SessionAdmitted,
+    SessionQueued,
     SynthesisCancelled,
     SynthesisComplete,
     SynthesisStart,
@@ -96,6 +105,8 @@ class TtsServerSession:
     max_remembered_ids: int = REMEMBERED_REQUEST_IDS
 
     state: SessionState = field(default=SessionState.OPEN, init=False)
+    admitted: bool = field(default=True, init=False)
+    """False while the session waits in the instance's admission queue (:meth:`wait_for_admission`)."""
     _queue: deque[Synthesize] = field(default_factory=deque, init=False)
     _running: RunningRequest | None = field(default=None, init=False)
     _out: list[Frame] = field(default_factory=list, init=False)
@@ -194,6 +205,41 @@ class TtsServerSession:
             )
         self._maybe_close()
 
+    # --- admission ----------------------------------------------------------------------------------------
+
+    def wait_for_admission(self, *, position: int, max_wait_s: float) -> None:
+        """The instance is full: queue ``queued`` (first thing sent) and hold every request until :meth:`admit`."""
+        if self._out or self.has_pending_work or not self.admitted or self.state is not SessionState.OPEN:
+            raise SessionStateError("wait_for_admission must come first, before any frame of the session")
+        self.admitted = False
+        self._emit(SessionQueued(position=position, max_wait_s=round(max_wait_s, 3)))
+
+    def admit(self, *, waited_s: float) -> None:
+        """A slot freed for this waiting session: ``admitted``; :meth:`next_request` starts its requests now."""
+        if self.admitted:
+            raise SessionStateError("admit() of a session that was not waiting: call wait_for_admission first")
+        self.admitted = True
+        if self.state is not SessionState.CLOSED:
+            self._emit(SessionAdmitted(waited_s=round(waited_s, 3)))
+
+    def refuse_at_capacity(self, *, waited_s: float) -> None:
+        """The wait's bound passed with no free slot: one session-level ``error`` ``at_capacity`` ends every
+        request held, and the session closes (:attr:`should_close`)."""
+        if self.admitted:
+            raise SessionStateError("refuse_at_capacity() of a session that was not waiting")
+        if self.state is SessionState.CLOSED:
+            return
+        self._queue.clear()
+        self._emit(
+            TtsFailed(
+                code=TtsErrorCode.AT_CAPACITY.value,
+                message=f"every slot of this instance stayed taken for {waited_s:.0f} s: "
+                "try again in a little while (the service is scaling) or on another instance",
+                rejected=False,
+            )
+        )
+        self.state = SessionState.CLOSED
+
     # --- synthesis driving ---------------------------------------------------------------------------------
 
     def next_request(self) -> Synthesize | None:
@@ -204,7 +250,7 @@ class TtsServerSession:
             raise SessionStateError(
                 f"request {self._running.request_id!r} is still running: call finish_request or fail_request first"
             )
-        if self.state is SessionState.CLOSED or not self._queue:
+        if self.state is SessionState.CLOSED or not self.admitted or not self._queue:
             return None
         request = self._queue.popleft()
         options = request.options.with_voice(request.options.voice or self.default_voice)
