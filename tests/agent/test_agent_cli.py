@@ -24,6 +24,7 @@ SAMPLES = {
     "first_fragment_words": "off", "max_sentence_chars": "200", "audio_chunk_bytes": "4096",
     "tts_connect_timeout_s": "2", "cancel_grace_s": "0.25",
     "tts_capacity_wait_s": "7.5",
+    "history_bucket": "conversations-bucket", "history_prefix": "talk/", "history_window_messages": "12",
     "host": "0.0.0.0", "port": "9000", "log_level": "DEBUG", "log_format": "json",
 }  # fmt: skip
 

@@ -5,7 +5,9 @@ names the conversation), parsed by :func:`relay_core.agent.events.parse_request`
 
 - a turn — ``{"prompt", "mode": "bidi"|"batch", "voice", "speed", "request_id"?}`` (``"action": "turn"`` or no
   ``action``) — answers ``text/event-stream``: ``data: {event}`` for each §3 event, ending with exactly one
-  ``agent_end`` or ``error``. One Strands ``Agent`` is kept per session id, so a session is a conversation.
+  ``agent_end`` or ``error``. One Strands ``Agent`` is kept per session id, so a session is a conversation; with
+  ``VOICE_AGENT_HISTORY_BUCKET`` its history is stored there (Strands' ``S3SessionManager``,
+  :mod:`voice_agent.history`) and outlives the runtime session and the process.
   Turns of a conversation never overlap: a new prompt while a turn runs cancels that turn (barge-in by speaking)
   and waits until it has stopped. An unknown voice is refused (``error`` ``unknown_voice``) before any text;
 - a cancel — ``{"action": "cancel", "request_id"?}`` on the same session — answers JSON
@@ -31,9 +33,10 @@ from typing import Any
 from bedrock_agentcore.runtime import BedrockAgentCoreApp
 from bedrock_agentcore.runtime.context import RequestContext
 from strands import Agent, ModelRetryStrategy
+from strands.agent.conversation_manager import SlidingWindowConversationManager
 from strands.models.model import Model
 
-from relay_core.agent.defaults import MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
+from relay_core.agent.defaults import HISTORY_AGENT_ID, MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
 from relay_core.agent.events import (
     AgentCancel,
     AgentErrorCode,
@@ -46,7 +49,8 @@ from relay_core.errors import ProtocolError
 from relay_core.fields import JsonObject
 from relay_transport.base import TtsTransport
 from voice_agent.config import AgentConfig
-from voice_agent.conversations import ConversationBusyError, Conversations, DuplicateTurnError
+from voice_agent.conversations import Conversation, ConversationBusyError, Conversations, DuplicateTurnError
+from voice_agent.history import HistoryStore, HistoryUnavailableError
 from voice_agent.models import make_model
 from voice_agent.strands_source import StrandsTextSource
 from voice_agent.streaming import EventStreamResponse
@@ -69,16 +73,14 @@ class VoiceAgentService:
     ) -> None:
         self.config = config
         self.transport = transport if transport is not None else make_transport(config)
-        factory = model_factory if model_factory is not None else (lambda: make_model(config))
+        self._model_factory = model_factory if model_factory is not None else (lambda: make_model(config))
+        self.history = (
+            HistoryStore(config.history_bucket, config.history_prefix, region=config.aws_region)
+            if config.history_bucket
+            else None
+        )
         self.conversations = Conversations(
-            lambda: Agent(
-                model=factory(),
-                system_prompt=config.system_prompt,
-                callback_handler=None,
-                retry_strategy=ModelRetryStrategy(
-                    max_attempts=MODEL_ATTEMPTS, initial_delay=MODEL_RETRY_DELAY_S, max_delay=MODEL_RETRY_DELAY_S
-                ),
-            )
+            self._new_conversation, max_age=None if self.history is None else self.history.max_age
         )
         self.voices = VoiceCheck(self.transport)
         self.settings = TurnSettings(
@@ -89,6 +91,31 @@ class VoiceAgentService:
             tts_capacity_wait_s=config.tts_capacity_wait_s,
             model_label=config.model_label,
         )
+
+    @property
+    def history_label(self) -> str:
+        """Where conversations are kept, as the start-up log says it."""
+        if self.history is None:
+            return "in memory only (set VOICE_AGENT_HISTORY_BUCKET to keep them across restarts)"
+        window = self.config.history_window_messages
+        return f"in {self.history.location} (the model sees the last {window} messages)"
+
+    def _new_conversation(self, session_id: str | None) -> Conversation:
+        """A conversation's agent, its history restored from the store when there is one (blocking I/O)."""
+        history = None if self.history is None or session_id is None else self.history.session_manager(session_id)
+        agent = Agent(
+            model=self._model_factory(),
+            system_prompt=self.config.system_prompt,
+            callback_handler=None,
+            agent_id=HISTORY_AGENT_ID,
+            conversation_manager=SlidingWindowConversationManager(window_size=self.config.history_window_messages),
+            session_manager=history,
+            retry_strategy=ModelRetryStrategy(
+                max_attempts=MODEL_ATTEMPTS, initial_delay=MODEL_RETRY_DELAY_S, max_delay=MODEL_RETRY_DELAY_S
+            ),
+        )
+        started_at = None if history is None else history.started_at
+        return Conversation(session_id=session_id, agent=agent, history=history, started_at=started_at)
 
     def handle(self, payload: Any, session_id: str | None) -> AsyncGenerator[JsonObject] | JsonObject:
         """A cancel answers a JSON object; anything else is a turn, answered as a stream of event objects."""
@@ -128,7 +155,13 @@ class VoiceAgentService:
         except UnknownVoiceError as exc:
             yield event_to_json(AgentFailed(request_id, AgentErrorCode.UNKNOWN_VOICE.value, exc.message))
             return
-        conversation = self.conversations.get(session_id)
+        try:
+            conversation = await self.conversations.open(session_id)
+        except HistoryUnavailableError as exc:
+            logger.error("turn %s: %s", request_id, exc.message)
+            message = "the conversation's history could not be read; retry shortly (the agent's log says why)"
+            yield event_to_json(AgentFailed(request_id, AgentErrorCode.INTERNAL.value, message))
+            return
         request = TurnRequest(
             request_id=request_id,
             prompt=payload.prompt,
@@ -137,7 +170,7 @@ class VoiceAgentService:
             session_id=session_id,
             timings=payload.timings,
         )
-        source = StrandsTextSource(conversation.agent, payload.prompt)
+        source = StrandsTextSource(conversation.agent, payload.prompt, history=conversation.history)
         turn = Turn(request, source, self.transport, settings=self.settings, history=source)
         try:
             await self.conversations.begin(conversation, turn)
@@ -184,6 +217,7 @@ def create_app(
 
     app.state.service = service
     logger.info("voice agent ready: model %s; TTS via %s", service.config.model_label, service.config.transport.value)
+    logger.info("conversations are kept %s", service.history_label)
     return app
 
 

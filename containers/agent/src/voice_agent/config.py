@@ -70,6 +70,10 @@ class AgentConfig:
     tts_connect_timeout_s: float = agent_defaults.TTS_CONNECT_TIMEOUT_S
     cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
     tts_capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S
+    history_bucket: str | None = None
+    """The S3 bucket conversations are kept in (Strands' ``S3SessionManager``); None keeps them in memory only."""
+    history_prefix: str = agent_defaults.HISTORY_PREFIX
+    history_window_messages: int = agent_defaults.HISTORY_WINDOW_MESSAGES
 
     def __post_init__(self) -> None:
         if self.transport is TransportKind.SAGEMAKER and not self.sagemaker_endpoint:
@@ -88,6 +92,11 @@ class AgentConfig:
             raise ConfigError("max_sentence_chars, tts_connect_timeout_s and cancel_grace_s must be positive")
         if self.tts_capacity_wait_s < 0:
             raise ConfigError(f"tts_capacity_wait_s must be 0 or more (0: no wait); got {self.tts_capacity_wait_s}")
+        if self.history_window_messages < 2:
+            raise ConfigError(
+                "history_window_messages must be at least 2 (a prompt and its reply); "
+                f"got {self.history_window_messages}"
+            )
 
     @property
     def model_label(self) -> str:
@@ -216,6 +225,21 @@ SETTINGS: tuple[Setting, ...] = (
         float,
         f"s a turn retries a full TTS service (1013) before tts_at_capacity (default "
         f"{agent_defaults.TTS_CAPACITY_WAIT_S:g}; 0: no wait)",
+    ),
+    Setting(
+        "history_bucket",
+        str,
+        "S3 bucket that keeps each conversation's history across restarts (default: none, memory only; "
+        "AWS_ENDPOINT_URL_S3 points it at another S3 endpoint)",
+    ),
+    Setting(
+        "history_prefix", str, f"key prefix of the history in that bucket (default {agent_defaults.HISTORY_PREFIX})"
+    ),
+    Setting(
+        "history_window_messages",
+        int,
+        f"messages of a conversation the model sees, oldest dropped first (default "
+        f"{agent_defaults.HISTORY_WINDOW_MESSAGES})",
     ),
 )
 """Every :class:`AgentConfig` field, as ``--field-name`` and ``VOICE_AGENT_FIELD_NAME``."""

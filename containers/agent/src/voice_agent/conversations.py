@@ -1,7 +1,9 @@
 """The agent's conversations: one Strands ``Agent`` (its history) per AgentCore session id, and its running turn.
 
 AgentCore routes every invocation carrying the same ``X-Amzn-Bedrock-AgentCore-Runtime-Session-Id`` to the same
-runtime instance, so a session's conversation lives here. Turns of one conversation never overlap (a Strands
+runtime instance, so a session's conversation lives here while the session lives; with a history store
+(:mod:`voice_agent.history`) a conversation opened again (after the runtime session ended, the process restarted,
+or this process forgot it) continues from the store. Turns of one conversation never overlap (a Strands
 agent runs one invocation at a time): :meth:`Conversations.begin` cancels the conversation's running turn
 (barge-in by a new prompt) and waits until its work has stopped before the new turn may use the agent.
 Everything here is used from the app's one worker event loop only.
@@ -14,8 +16,10 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from strands import Agent
+from strands.session.session_manager import SessionManager
 
 from relay_core.agent.defaults import BARGE_IN_TIMEOUT_S, MAX_CONVERSATIONS
 from voice_agent.errors import VoiceAgentError
@@ -38,9 +42,17 @@ class Conversation:
 
     session_id: str | None
     agent: Agent
+    history: SessionManager | None = None
+    """The Strands session manager that stores the agent's messages (None: kept in memory only)."""
+    started_at: datetime | None = None
+    """When the stored conversation began (None without a store): past the store's maximum age it starts over."""
     running: Turn | None = None
     latest: Turn | None = None
     """The conversation's most recent turn, running or ended (a barge-in may still cut its reply)."""
+
+
+ConversationFactory = Callable[[str | None], Conversation]
+"""Makes the conversation of a session id (None: a one-off), restoring its stored history: blocking I/O."""
 
 
 class Conversations:
@@ -48,29 +60,77 @@ class Conversations:
 
     def __init__(
         self,
-        agent_factory: Callable[[], Agent],
+        factory: ConversationFactory,
         *,
         max_conversations: int = MAX_CONVERSATIONS,
         barge_in_timeout_s: float = BARGE_IN_TIMEOUT_S,
+        max_age: timedelta | None = None,
     ) -> None:
-        self._factory = agent_factory
+        """``max_age``: a conversation in memory that began longer ago is opened anew from the store (which starts
+        it over), so a long-lived process follows the store's rule too."""
+        self._factory = factory
         self._max = max_conversations
         self._barge_in_timeout_s = barge_in_timeout_s
+        self._max_age = max_age
         self._by_session: OrderedDict[str, Conversation] = OrderedDict()
+        self._opening: dict[str, asyncio.Future[Conversation]] = {}
         self._turns: dict[str, Turn] = {}
 
     def get(self, session_id: str | None) -> Conversation:
-        """The session's conversation (created on first use); a fresh one-off conversation when there is no id.
-        An idle conversation may be forgotten when more than ``max_conversations`` exist; a busy one never is."""
+        """The session's conversation (created on first use, on this thread); a fresh one-off conversation when
+        there is no id. An idle conversation may be forgotten when more than ``max_conversations`` exist; a busy
+        one never is."""
         if session_id is None:
-            return Conversation(session_id=None, agent=self._factory())
+            return self._factory(None)
         conversation = self._by_session.get(session_id)
         if conversation is None:
-            conversation = Conversation(session_id=session_id, agent=self._factory())
-            self._by_session[session_id] = conversation
-            self._forget_idle()
+            conversation = self._keep(self._factory(session_id))
         self._by_session.move_to_end(session_id)
         return conversation
+
+    async def open(self, session_id: str | None) -> Conversation:
+        """:meth:`get` for the event loop: a conversation not in memory (or past its maximum age and idle) is
+        opened on a worker thread (its history read from the store), once however many turns ask at the same time.
+        Raises what the factory raises (:class:`~voice_agent.history.HistoryUnavailableError`)."""
+        if session_id is None:
+            return await asyncio.to_thread(self._factory, None)
+        conversation = self._by_session.get(session_id)
+        if conversation is not None and self._too_old(conversation):
+            logger.info("conversation %s is older than its maximum age: opened anew", session_id)
+            del self._by_session[session_id]
+            conversation = None
+        if conversation is not None:
+            self._by_session.move_to_end(session_id)
+            return conversation
+        opening = self._opening.get(session_id)
+        if opening is None:
+            opening = asyncio.get_running_loop().create_future()
+            self._opening[session_id] = opening
+            try:
+                conversation = self._keep(await asyncio.to_thread(self._factory, session_id))
+            except Exception as exc:
+                opening.set_exception(exc)
+                opening.exception()  # retrieved: no "never retrieved" warning when nobody else waits
+                raise
+            except BaseException:
+                opening.cancel()
+                raise
+            finally:
+                del self._opening[session_id]
+            opening.set_result(conversation)
+            return conversation
+        return await asyncio.shield(opening)
+
+    def _keep(self, conversation: Conversation) -> Conversation:
+        assert conversation.session_id is not None
+        self._by_session[conversation.session_id] = conversation
+        self._forget_idle()
+        return conversation
+
+    def _too_old(self, conversation: Conversation) -> bool:
+        if self._max_age is None or conversation.started_at is None or conversation.running is not None:
+            return False
+        return datetime.now(UTC) - conversation.started_at > self._max_age
 
     async def begin(self, conversation: Conversation, turn: Turn) -> None:
         """Make ``turn`` the conversation's running turn: cancel the one running now and wait until it has ended.
@@ -148,4 +208,4 @@ def _release(conversation: Conversation, turn: Turn) -> None:
         conversation.running = None
 
 
-__all__ = ["Conversation", "ConversationBusyError", "Conversations", "DuplicateTurnError"]
+__all__ = ["Conversation", "ConversationBusyError", "ConversationFactory", "Conversations", "DuplicateTurnError"]
