@@ -8,12 +8,15 @@ import { test } from "node:test";
 import {
   ClientSession,
   MAX_PLAYED_MS,
+  MAX_PROMPT_CHARS,
+  MAX_SEND_BYTES,
   MAX_WORD_INDEX,
   STALL_RESUME_MS,
   TurnPhase,
   applyWords,
   newTurnId,
 } from "../../clients/js/src/session.js";
+import { MESSAGE_TOO_BIG } from "../../clients/js/src/connection.js";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
 
@@ -146,7 +149,7 @@ test("session: unknown_turn / resume_expired never reject a turn not yet accepte
 
 test("session: timings and played_ms go on the wire only when given, as relay_core reads them", () => {
   const constants = JSON.parse(readFileSync(new URL("./fixtures/constants.json", import.meta.url), "utf8"));
-  assert.deepEqual({ STALL_RESUME_MS, MAX_PLAYED_MS, MAX_WORD_INDEX }, constants);
+  assert.deepEqual({ STALL_RESUME_MS, MAX_PLAYED_MS, MAX_WORD_INDEX, MAX_PROMPT_CHARS, MAX_SEND_BYTES, MESSAGE_TOO_BIG }, constants);
   const session = new ClientSession();
   assert.equal("timings" in JSON.parse(session.sendMessage({ prompt: "a" })), false);
   const timed = JSON.parse(session.sendMessage({ prompt: "b", timings: true }));

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from relay_core import limits
 from relay_core.agent.events import (
     AgentEnd,
     AgentEvent,
@@ -33,6 +34,7 @@ from relay_core.audio import b64decode, b64encode
 from relay_core.client.framing import TurnFramer
 from relay_core.client.messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
 from relay_core.client.session import STALL_RESUME_S, ClientSession
+from relay_core.close_codes import MESSAGE_TOO_BIG
 from relay_core.sse import SseDecoder, encode_sse
 from relay_core.word_timings import MAX_PLAYED_MS, MAX_WORD_INDEX, WordTiming, WordTimings
 
@@ -295,11 +297,14 @@ def sse_cases() -> list[Json]:
 
 
 def constants() -> Json:
-    """The relay_core values the web client mirrors as constants (clients/js/src/session.js)."""
+    """The relay_core values the web client mirrors as constants (clients/js/src/session.js, connection.js)."""
     return {
         "STALL_RESUME_MS": round(STALL_RESUME_S * 1000),
         "MAX_PLAYED_MS": MAX_PLAYED_MS,
         "MAX_WORD_INDEX": MAX_WORD_INDEX,
+        "MAX_PROMPT_CHARS": limits.MAX_PROMPT_CHARS,
+        "MAX_SEND_BYTES": limits.APIGW_FRAME_BYTES,
+        "MESSAGE_TOO_BIG": MESSAGE_TOO_BIG,
     }
 
 

@@ -3,11 +3,12 @@
 //
 // A Turn's events, in order: `text` and `words` and `audio` (interleaved as the gateway sent them), then
 // `error` (only when the turn did not complete: failed, rejected, expired) and finally `end` (always, once).
-// `turn.done` resolves with the same result as `end`; it never rejects.
+// `turn.done` resolves with the same result as `end`; it never rejects. A message over the protocol's limits is
+// never sent: its turn ends at once with `error` {code: "limit_exceeded", outcome: "rejected"} and `end`.
 
 import { Connection } from "./connection.js";
 import { Emitter } from "./emitter.js";
-import { ClientSession, TurnOutcome, newTurnId } from "./session.js";
+import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./session.js";
 
 /**
  * @typedef {object} ConnectOptions
@@ -23,6 +24,8 @@ import { ClientSession, TurnOutcome, newTurnId } from "./session.js";
  * @property {number} [probeMs]
  * @property {number} [tokenSkewMs]  refresh a token whose exp is closer than this before a dial (default 10 s)
  * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
+ * @property {number} [maxSendBytes]  the largest message sent (default MAX_SEND_BYTES, one 32 KB gateway frame);
+ *   raise it only with a WebSocket that fragments messages into frames of at most 32 KB
  */
 
 /**
@@ -157,7 +160,7 @@ export class RelayClient extends Emitter {
     if (typeof options.getToken !== "function") {
       throw new TypeError("connect({getToken}) needs a function that returns the user's JWT (or a promise of it)");
     }
-    this.session = new ClientSession();
+    this.session = new ClientSession({ maxSendBytes: options.maxSendBytes });
     this.sink = options.sink ?? null;
     /** @type {Map<string, Turn>} */
     this.turns = new Map();
@@ -184,7 +187,9 @@ export class RelayClient extends Emitter {
 
   /**
    * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
-   * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages.
+   * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages. A prompt
+   * over MAX_PROMPT_CHARS, or a message over `maxSendBytes` (32 KB of UTF-8), is not sent: the turn returned ends
+   * at once (its `error` and `end` come right after send() returns) with code limit_exceeded.
    * @param {string} prompt
    * @param {SendOptions} [options]
    * @returns {Turn}
@@ -192,15 +197,21 @@ export class RelayClient extends Emitter {
   send(prompt, options = {}) {
     if (typeof prompt !== "string" || prompt.trim() === "") throw new TypeError("send(prompt): the prompt must be a non-blank string");
     const turnId = options.turnId ?? newTurnId();
-    const message = this.session.sendMessage({
-      prompt,
-      voice: options.voice ?? null,
-      speed: options.speed,
-      lang: options.lang,
-      mode: options.mode,
-      turnId,
-      timings: options.timings,
-    });
+    let message;
+    try {
+      message = this.session.sendMessage({
+        prompt,
+        voice: options.voice ?? null,
+        speed: options.speed,
+        lang: options.lang,
+        mode: options.mode,
+        turnId,
+        timings: options.timings,
+      });
+    } catch (err) {
+      if (err instanceof LimitExceededError) return this._refuse(turnId, err);
+      throw err;
+    }
     const sink = options.sink === undefined ? this.sink : options.sink;
     const turn = new Turn(this, turnId, sink);
     this.turns.set(turnId, turn);
@@ -210,10 +221,10 @@ export class RelayClient extends Emitter {
   }
 
   /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
-   * sendMessages sent again after they were lost. */
+   * sendMessages sent again after they were lost, turns ended because the gateway closed over their message (1009). */
   get stats() {
     const c = this.connection;
-    return { drops: c.drops, reconnects: c.reconnects, stallResumes: c.stallResumes, tokenRequests: c.tokenRequests, deadSockets: c.deadSockets, resends: c.resends };
+    return { drops: c.drops, reconnects: c.reconnects, stallResumes: c.stallResumes, tokenRequests: c.tokenRequests, deadSockets: c.deadSockets, resends: c.resends, tooBig: c.tooBig };
   }
 
   /** Dial now if not connected (send() also does). */
@@ -245,6 +256,20 @@ export class RelayClient extends Emitter {
   /** Close for good: no reconnect. Unfinished turns stay unfinished. */
   close() {
     this.connection.close();
+  }
+
+  /**
+   * A turn refused before sending: it ends once the caller has had the chance to listen (a microtask later),
+   * without a sink (stopping the client's sink would cut the previous reply still playing).
+   * @param {string} turnId
+   * @param {LimitExceededError} err
+   */
+  _refuse(turnId, err) {
+    const turn = new Turn(this, turnId, null);
+    this.turns.set(turnId, turn);
+    const outcome = TurnOutcome.REJECTED;
+    void Promise.resolve().then(() => this._onEvent({ type: "turn_ended", turnId, outcome, code: err.code, message: err.message }));
+    return turn;
   }
 
   /**

@@ -14,10 +14,12 @@
 // - A message sent while the socket is not open waits in an outbox and goes out, in order, once it is.
 // - A turn whose sendMessage may never have reached the gateway (the connection dropped before `turn_accepted`,
 //   and the resume is answered `unknown_turn`) is sent again with the same turn id, not given up.
+// - A turn whose sendMessage the gateway closed the connection over (1009, message too big) ends at once
+//   (rejected, limit_exceeded) and is never sent again; the connection is re-established for later turns.
 //
 // All protocol logic (numbering, dedupe, gaps, PCM reassembly, what to resume from) lives in session.js.
 
-import { STALL_RESUME_MS, TurnPhase } from "./session.js";
+import { STALL_RESUME_MS, TurnPhase, utf8Length } from "./session.js";
 import { OPEN, timersImpl, webSocketImpl } from "./platform.js";
 
 /** Backoff: attempt n waits a uniformly random time in [0, min(maxMs, baseMs·2ⁿ)] ("full jitter"). */
@@ -28,6 +30,11 @@ export const PROBE_MS = 5000;
 export const CONNECT_TIMEOUT_MS = 15_000;
 /** A token whose `exp` is closer than this is refreshed before a dial. */
 export const TOKEN_SKEW_MS = 10_000;
+/**
+ * relay_core.close_codes.MESSAGE_TOO_BIG (RFC 6455): API Gateway closes a connection with it on a frame over
+ * 32 KB or a message over 128 KB.
+ */
+export const MESSAGE_TOO_BIG = 1009;
 
 /** @typedef {"idle" | "connecting" | "open" | "reconnecting" | "closed"} ConnectionState */
 
@@ -81,7 +88,11 @@ export class Connection {
     /** @type {unknown} */ this._probeTimer = null;
     /** @type {{data: string, turnId: string | null}[]} messages waiting for an open socket */
     this._outbox = [];
-    /** @type {Map<string, string>} the sendMessage of each turn not yet heard of, to send again if it was lost */
+    /**
+     * The sendMessage of each turn not yet heard of (to send again if it was lost) and the socket it last went
+     * out on (null: not yet; a 1009 close of that socket ends the turn).
+     * @type {Map<string, {data: string, socket: import("./platform.js").WebSocketLike | null}>}
+     */
     this._unconfirmed = new Map();
     // Counters (test hooks and diagnostics).
     this.drops = 0;
@@ -90,6 +101,8 @@ export class Connection {
     this.tokenRequests = 0;
     this.deadSockets = 0;
     this.resends = 0;
+    /** turns ended because the gateway closed the connection over their sendMessage (1009) */
+    this.tooBig = 0;
     /** @type {string[]} every message sent, in order */
     this.sent = [];
   }
@@ -109,10 +122,10 @@ export class Connection {
    * @param {string | null} [turnId]
    */
   send(data, turnId = null) {
-    if (turnId !== null) this._unconfirmed.set(turnId, data);
+    if (turnId !== null) this._unconfirmed.set(turnId, { data, socket: null });
     const socket = this.socket;
     if (socket !== null && socket.readyState === OPEN) {
-      this._write(socket, data);
+      this._write(socket, data, turnId);
       this._armStall();
     } else {
       this._outbox.push({ data, turnId });
@@ -203,7 +216,8 @@ export class Connection {
       this._setState("open", "connected");
       const waiting = new Set(this._outbox.map((m) => m.turnId).filter((id) => id !== null));
       const resumes = this.session.unfinishedTurns.filter((t) => !waiting.has(t.turnId)).map((t) => this.session.resume(t.turnId));
-      for (const data of [...resumes, ...this._outbox.splice(0).map((m) => m.data)]) this._write(socket, data);
+      for (const data of resumes) this._write(socket, data);
+      for (const { data, turnId } of this._outbox.splice(0)) this._write(socket, data, turnId);
       this._armStall();
     };
     socket.onmessage = (message) => {
@@ -238,7 +252,10 @@ export class Connection {
       else this.drops += 1;
       this._scheduleReconnect(why);
     };
-    socket.onclose = (close) => lost(opened ? `connection lost (code ${close.code})` : "could not connect");
+    socket.onclose = (close) => {
+      if (opened && close.code === MESSAGE_TOO_BIG && socket === this.socket) this._endTooBig(socket);
+      lost(opened ? `connection lost (code ${close.code})` : "could not connect");
+    };
     socket.onerror = () => {
       // Browsers follow an error with a close, which says what to do next. Some WebSockets (Node 20's undici)
       // report a refused handshake with an error only and stay CONNECTING: that is a failed dial too.
@@ -267,10 +284,32 @@ export class Connection {
   /**
    * @param {import("./platform.js").WebSocketLike} socket
    * @param {string} data
+   * @param {string | null} [turnId]  the turn whose sendMessage `data` is
    */
-  _write(socket, data) {
+  _write(socket, data, turnId = null) {
     socket.send(data);
     this.sent.push(data);
+    const unconfirmed = turnId === null ? undefined : this._unconfirmed.get(turnId);
+    if (unconfirmed !== undefined) unconfirmed.socket = socket;
+  }
+
+  /**
+   * The gateway closed `socket` with 1009: the largest sendMessage that went out on it and was not heard of is
+   * the one it refused. That turn ends (session.closedTooBig) rather than being resumed and sent again on the
+   * next connection, which the gateway would close the same way, for ever.
+   * @param {import("./platform.js").WebSocketLike} socket
+   */
+  _endTooBig(socket) {
+    let culprit = null;
+    let size = -1;
+    for (const [turnId, unconfirmed] of this._unconfirmed) {
+      const bytes = unconfirmed.socket === socket ? utf8Length(unconfirmed.data) : -1;
+      if (bytes > size) [culprit, size] = [turnId, bytes];
+    }
+    if (culprit === null) return;
+    this._unconfirmed.delete(culprit);
+    this.tooBig += 1;
+    for (const event of this.session.closedTooBig(culprit, size)) this._onEvent(event);
   }
 
   /**
@@ -294,7 +333,7 @@ export class Connection {
     if (turn.phase !== TurnPhase.SENT || turn.lastSeq !== -1 || !turn.resumePending) return false;
     turn.resumePending = false;
     this.resends += 1;
-    this._write(socket, original);
+    this._write(socket, original.data, turn.turnId);
     return true;
   }
 

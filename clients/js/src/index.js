@@ -2,7 +2,7 @@
 // Node ≥ 20. No DOM, no runtime dependencies; WebSocket and timers are the platform's or injected.
 
 export { RelayClient, Turn, connect } from "./client.js";
-export { Connection, DEFAULT_BACKOFF, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
+export { Connection, DEFAULT_BACKOFF, MESSAGE_TOO_BIG, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
 export { Emitter } from "./emitter.js";
 export { LANGUAGES, LANG_CODES, findLanguage, langField, languageOfVoice } from "./languages.js";
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
@@ -10,7 +10,10 @@ export { PlatformError } from "./platform.js";
 export {
   ClientSession,
   ClientTurn,
+  LimitExceededError,
   MAX_PLAYED_MS,
+  MAX_PROMPT_CHARS,
+  MAX_SEND_BYTES,
   MAX_WORD_INDEX,
   STALL_RESUME_MS,
   TurnOutcome,
@@ -20,6 +23,7 @@ export {
   parseWordIndex,
   parseWords,
   playedMsField,
+  utf8Length,
 } from "./session.js";
 export { PcmSink } from "./sink.js";
 export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";

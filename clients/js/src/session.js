@@ -47,6 +47,31 @@ export const MAX_WORD_INDEX = 10_000_000;
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS = 24 * 60 * 60 * 1000;
 
+/** relay_core.limits.MAX_PROMPT_CHARS: the most characters (code points) a prompt may have. */
+export const MAX_PROMPT_CHARS = 20_000;
+
+/**
+ * relay_core.limits.APIGW_FRAME_BYTES: the most UTF-8 bytes of one message to the gateway. API Gateway closes the
+ * connection (1009) on a frame over 32 KB, and WebSockets (browsers, Node, React Native) send a message as one frame.
+ */
+export const MAX_SEND_BYTES = 32 * 1024;
+
+/**
+ * A message over the protocol's limits (relay_core.errors.LimitExceededError): a prompt over MAX_PROMPT_CHARS or
+ * a sendMessage over the session's maxSendBytes. `code` is the protocol's error code, "limit_exceeded".
+ */
+export class LimitExceededError extends RangeError {
+  /** relay_core.client.messages.ClientErrorCode.LIMIT_EXCEEDED */
+  static CODE = "limit_exceeded";
+
+  /** @param {string} message what is over which limit, and what to do */
+  constructor(message) {
+    super(message);
+    this.name = "LimitExceededError";
+    this.code = LimitExceededError.CODE;
+  }
+}
+
 /** relay_core.client.session.TurnPhase */
 export const TurnPhase = Object.freeze({ SENT: "sent", ACTIVE: "active", ENDED: "ended" });
 
@@ -112,7 +137,13 @@ export class ClientTurn {
 }
 
 export class ClientSession {
-  constructor() {
+  /**
+   * `maxSendBytes`: the largest message sendMessage() builds (default MAX_SEND_BYTES, one gateway frame); raise
+   * it only with a WebSocket that fragments messages into frames of at most 32 KB (relay_core's max_send_bytes).
+   * @param {{maxSendBytes?: number}} [options]
+   */
+  constructor({ maxSendBytes = MAX_SEND_BYTES } = {}) {
+    this.maxSendBytes = maxSendBytes;
     /** @type {Map<string, ClientTurn>} every turn, oldest first */
     this.turns = new Map();
     /** @type {string | null} the turn this page started last */
@@ -134,7 +165,8 @@ export class ClientSession {
    * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
    * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
    * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
-   * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, recording nothing.
+   * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, and a
+   * LimitExceededError for a prompt over MAX_PROMPT_CHARS or a message over `maxSendBytes`, recording nothing.
    * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
    *          turnId?: string, timings?: boolean}} turn
    * @returns {string}
@@ -144,8 +176,8 @@ export class ClientSession {
     if (this.turns.has(turnId)) throw new Error(`turn id ${turnId} is already used in this session: use a new one per turn`);
     if (!TURN_ID_PATTERN.test(turnId)) throw new Error("a turn id is 1 to 64 characters of A-Z a-z 0-9 - _ . :");
     const lang = langField(turn.lang);
-    this.turns.set(turnId, new ClientTurn(turnId));
-    this.currentTurnId = turnId;
+    const chars = codePoints(turn.prompt);
+    if (chars > MAX_PROMPT_CHARS) throw new LimitExceededError(`'prompt' has ${chars} characters; the limit is ${MAX_PROMPT_CHARS}: shorten the prompt`);
     /** @type {Record<string, unknown>} */
     const message = { action: "sendMessage", prompt: turn.prompt };
     if (turn.voice) message.voice = turn.voice;
@@ -154,7 +186,29 @@ export class ClientSession {
     message.mode = turn.mode ?? "bidi";
     message.turn_id = turnId;
     if (turn.timings) message.timings = true;
-    return JSON.stringify(message);
+    const data = JSON.stringify(message);
+    const size = utf8Length(data);
+    if (size > this.maxSendBytes) {
+      throw new LimitExceededError(`this sendMessage is ${size} bytes; one WebSocket frame to the gateway holds ${this.maxSendBytes}: shorten the prompt`);
+    }
+    this.turns.set(turnId, new ClientTurn(turnId));
+    this.currentTurnId = turnId;
+    return data;
+  }
+
+  /**
+   * End a turn whose sendMessage the gateway closed the connection over (close code 1009, message too big): the
+   * gateway never ran it, so it is not resumed or sent again. The turn_ended event (outcome rejected, code
+   * limit_exceeded), or nothing for a turn that is unknown or already ended.
+   * @param {string} turnId
+   * @param {number} sizeBytes the sendMessage's size in UTF-8 bytes
+   * @returns {ClientEvent[]}
+   */
+  closedTooBig(turnId, sizeBytes) {
+    const turn = this.turns.get(turnId);
+    if (turn === undefined || turn.finished) return [];
+    const message = `the gateway closed the connection (1009, message too big) over this turn's ${sizeBytes}-byte sendMessage; API Gateway takes at most ${MAX_SEND_BYTES} bytes in one WebSocket frame: shorten the prompt`;
+    return [end(turn, TurnOutcome.REJECTED, LimitExceededError.CODE, message)];
   }
 
   /**
@@ -414,6 +468,35 @@ export function parseWordIndex(value) {
 export function applyWords(held, words, index) {
   if (index !== null && index < held.length) held.length = index;
   held.push(...words);
+}
+
+/**
+ * The UTF-8 size of a string in bytes, as the gateway counts it (a lone surrogate, which JSON.stringify escapes,
+ * counts as the 3 bytes of U+FFFD).
+ * @param {string} text
+ */
+export function utf8Length(text) {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i += 1;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * Characters as relay_core counts them (code points, not UTF-16 units: an emoji is one).
+ * @param {string} text
+ */
+function codePoints(text) {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
 }
 
 /** @param {unknown} value */

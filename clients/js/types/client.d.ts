@@ -18,6 +18,8 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {number} [probeMs]
  * @property {number} [tokenSkewMs]  refresh a token whose exp is closer than this before a dial (default 10 s)
  * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
+ * @property {number} [maxSendBytes]  the largest message sent (default MAX_SEND_BYTES, one 32 KB gateway frame);
+ *   raise it only with a WebSocket that fragments messages into frames of at most 32 KB
  */
 /**
  * @typedef {object} SendOptions
@@ -99,14 +101,16 @@ export class RelayClient extends Emitter<ClientEvents> {
     get state(): import("./connection.js").ConnectionState;
     /**
      * Start a turn. One turn runs at a time per connection: send the next once this one's `end` came (or cancel
-     * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages.
+     * it first). Throws a TypeError for a blank prompt or a `lang` that is not one of Kokoro's languages. A prompt
+     * over MAX_PROMPT_CHARS, or a message over `maxSendBytes` (32 KB of UTF-8), is not sent: the turn returned ends
+     * at once (its `error` and `end` come right after send() returns) with code limit_exceeded.
      * @param {string} prompt
      * @param {SendOptions} [options]
      * @returns {Turn}
      */
     send(prompt: string, options?: SendOptions): Turn;
     /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
-     * sendMessages sent again after they were lost. */
+     * sendMessages sent again after they were lost, turns ended because the gateway closed over their message (1009). */
     get stats(): {
         drops: number;
         reconnects: number;
@@ -114,6 +118,7 @@ export class RelayClient extends Emitter<ClientEvents> {
         tokenRequests: number;
         deadSockets: number;
         resends: number;
+        tooBig: number;
     };
     /** Dial now if not connected (send() also does). */
     connect(): void;
@@ -131,6 +136,13 @@ export class RelayClient extends Emitter<ClientEvents> {
     dropConnection(): void;
     /** Close for good: no reconnect. Unfinished turns stay unfinished. */
     close(): void;
+    /**
+     * A turn refused before sending: it ends once the caller has had the chance to listen (a microtask later),
+     * without a sink (stopping the client's sink would cut the previous reply still playing).
+     * @param {string} turnId
+     * @param {LimitExceededError} err
+     */
+    _refuse(turnId: string, err: LimitExceededError): Turn;
     /**
      * @param {string} turnId
      * @param {number | null} playedMs
@@ -174,6 +186,11 @@ export type ConnectOptions = {
      * the backoff's jitter source, in [0, 1) (default Math.random)
      */
     random?: (() => number) | undefined;
+    /**
+     * the largest message sent (default MAX_SEND_BYTES, one 32 KB gateway frame);
+     * raise it only with a WebSocket that fragments messages into frames of at most 32 KB
+     */
+    maxSendBytes?: number | undefined;
 };
 export type SendOptions = {
     /**
@@ -272,3 +289,4 @@ export type ClientEvents = {
 import { Emitter } from "./emitter.js";
 import { ClientSession } from "./session.js";
 import { Connection } from "./connection.js";
+import { LimitExceededError } from "./session.js";

@@ -30,6 +30,11 @@ export const PROBE_MS: 5000;
 export const CONNECT_TIMEOUT_MS: 15000;
 /** A token whose `exp` is closer than this is refreshed before a dial. */
 export const TOKEN_SKEW_MS: 10000;
+/**
+ * relay_core.close_codes.MESSAGE_TOO_BIG (RFC 6455): API Gateway closes a connection with it on a frame over
+ * 32 KB or a message over 128 KB.
+ */
+export const MESSAGE_TOO_BIG: 1009;
 /** @typedef {"idle" | "connecting" | "open" | "reconnecting" | "closed"} ConnectionState */
 /**
  * @typedef {object} ConnectionOptions
@@ -87,14 +92,23 @@ export class Connection {
         data: string;
         turnId: string | null;
     }[];
-    /** @type {Map<string, string>} the sendMessage of each turn not yet heard of, to send again if it was lost */
-    _unconfirmed: Map<string, string>;
+    /**
+     * The sendMessage of each turn not yet heard of (to send again if it was lost) and the socket it last went
+     * out on (null: not yet; a 1009 close of that socket ends the turn).
+     * @type {Map<string, {data: string, socket: import("./platform.js").WebSocketLike | null}>}
+     */
+    _unconfirmed: Map<string, {
+        data: string;
+        socket: import("./platform.js").WebSocketLike | null;
+    }>;
     drops: number;
     reconnects: number;
     stallResumes: number;
     tokenRequests: number;
     deadSockets: number;
     resends: number;
+    /** turns ended because the gateway closed the connection over their sendMessage (1009) */
+    tooBig: number;
     /** @type {string[]} every message sent, in order */
     sent: string[];
     /** Dial now if not connected (no-op while connecting or open). */
@@ -128,8 +142,16 @@ export class Connection {
     /**
      * @param {import("./platform.js").WebSocketLike} socket
      * @param {string} data
+     * @param {string | null} [turnId]  the turn whose sendMessage `data` is
      */
-    _write(socket: import("./platform.js").WebSocketLike, data: string): void;
+    _write(socket: import("./platform.js").WebSocketLike, data: string, turnId?: string | null): void;
+    /**
+     * The gateway closed `socket` with 1009: the largest sendMessage that went out on it and was not heard of is
+     * the one it refused. That turn ends (session.closedTooBig) rather than being resumed and sent again on the
+     * next connection, which the gateway would close the same way, for ever.
+     * @param {import("./platform.js").WebSocketLike} socket
+     */
+    _endTooBig(socket: import("./platform.js").WebSocketLike): void;
     /**
      * Whether `data` is the `unknown_turn` answer to the resume of a turn whose sendMessage never reached the
      * gateway; if so, that sendMessage is sent again (same turn id) and the answer is not passed on.

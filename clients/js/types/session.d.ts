@@ -31,6 +31,12 @@ export function parseWordIndex(value: unknown): number | null | undefined;
  */
 export function applyWords(held: WordTiming[], words: WordTiming[], index: number | null): void;
 /**
+ * The UTF-8 size of a string in bytes, as the gateway counts it (a lone surrogate, which JSON.stringify escapes,
+ * counts as the 3 bytes of U+FFFD).
+ * @param {string} text
+ */
+export function utf8Length(text: string): number;
+/**
  * @typedef {{type: "accepted", turnId: string}
  *   | {type: "turn_started", turnId: string, mode: string, model: string}
  *   | {type: "text_received", turnId: string, seq: number, text: string}
@@ -60,6 +66,24 @@ export const STALL_RESUME_MS: 10000;
 export const MAX_WORD_INDEX: 10000000;
 /** relay_core.word_timings.MAX_PLAYED_MS: the largest `played_ms` a cancel may carry (a day). */
 export const MAX_PLAYED_MS: number;
+/** relay_core.limits.MAX_PROMPT_CHARS: the most characters (code points) a prompt may have. */
+export const MAX_PROMPT_CHARS: 20000;
+/**
+ * relay_core.limits.APIGW_FRAME_BYTES: the most UTF-8 bytes of one message to the gateway. API Gateway closes the
+ * connection (1009) on a frame over 32 KB, and WebSockets (browsers, Node, React Native) send a message as one frame.
+ */
+export const MAX_SEND_BYTES: number;
+/**
+ * A message over the protocol's limits (relay_core.errors.LimitExceededError): a prompt over MAX_PROMPT_CHARS or
+ * a sendMessage over the session's maxSendBytes. `code` is the protocol's error code, "limit_exceeded".
+ */
+export class LimitExceededError extends RangeError {
+    /** relay_core.client.messages.ClientErrorCode.LIMIT_EXCEEDED */
+    static CODE: string;
+    /** @param {string} message what is over which limit, and what to do */
+    constructor(message: string);
+    code: string;
+}
 /** relay_core.client.session.TurnPhase */
 export const TurnPhase: Readonly<{
     SENT: "sent";
@@ -100,6 +124,15 @@ export class ClientTurn {
     get finished(): boolean;
 }
 export class ClientSession {
+    /**
+     * `maxSendBytes`: the largest message sendMessage() builds (default MAX_SEND_BYTES, one gateway frame); raise
+     * it only with a WebSocket that fragments messages into frames of at most 32 KB (relay_core's max_send_bytes).
+     * @param {{maxSendBytes?: number}} [options]
+     */
+    constructor({ maxSendBytes }?: {
+        maxSendBytes?: number;
+    });
+    maxSendBytes: number;
     /** @type {Map<string, ClientTurn>} every turn, oldest first */
     turns: Map<string, ClientTurn>;
     /** @type {string | null} the turn this page started last */
@@ -113,7 +146,8 @@ export class ClientSession {
      * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
      * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
      * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
-     * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, recording nothing.
+     * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, and a
+     * LimitExceededError for a prompt over MAX_PROMPT_CHARS or a message over `maxSendBytes`, recording nothing.
      * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
      *          turnId?: string, timings?: boolean}} turn
      * @returns {string}
@@ -127,6 +161,15 @@ export class ClientSession {
         turnId?: string;
         timings?: boolean;
     }): string;
+    /**
+     * End a turn whose sendMessage the gateway closed the connection over (close code 1009, message too big): the
+     * gateway never ran it, so it is not resumed or sent again. The turn_ended event (outcome rejected, code
+     * limit_exceeded), or nothing for a turn that is unknown or already ended.
+     * @param {string} turnId
+     * @param {number} sizeBytes the sendMessage's size in UTF-8 bytes
+     * @returns {ClientEvent[]}
+     */
+    closedTooBig(turnId: string, sizeBytes: number): ClientEvent[];
     /**
      * The `cancel` to send (turnId null: the user's running turn). The turn ends when its terminal message
      * (agent_end with status cancelled) arrives. `playedMs`: how many ms of the turn's audio the listener heard
