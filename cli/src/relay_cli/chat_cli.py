@@ -6,7 +6,9 @@ command. Prompts come from the arguments, or one per line from stdin. For each t
 it streams, the time to first audio and the message statistics, and writes the speech to a WAV file.
 ``--drop-after N`` aborts the connection after N messages and resumes on a new one (nothing lost or repeated).
 ``--timings`` asks for the reply's word timings and prints each word with the time it is spoken, instead of the
-raw text stream.
+raw text stream. A prompt whose message is over the protocol's limits (32 KB of UTF-8 in one gateway frame) is
+refused before connecting (exit status 2); a turn whose message the gateway closes the connection over (1009)
+ends with one line saying so (exit status 1), never sent again.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
 from relay_core.cli_usage import non_empty
-from relay_core.client.session import ClientEvent, TextReceived, TurnOutcome, WordsReceived
+from relay_core.client.session import ClientEvent, ClientSession, TextReceived, TurnOutcome, WordsReceived
+from relay_core.errors import LimitExceededError
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
 
@@ -94,6 +97,20 @@ class FinalWords:
         ready = list(itertools.takewhile(lambda word: word.final, self._held[self._printed :]))
         self._printed += len(ready)
         return ready
+
+
+def _too_large(args: argparse.Namespace, prompts: list[str]) -> str | None:
+    """Why the first prompt whose ``sendMessage`` is over the protocol's limits (one 32 KB gateway frame, which
+    API Gateway would close the connection over) cannot be sent, or None: refused before connecting."""
+    for index, prompt in enumerate(prompts):
+        try:
+            ClientSession().send_message(
+                prompt, options=speech_options_of(args), mode=TurnMode(args.mode), timings=args.timings
+            )
+        except LimitExceededError as exc:
+            which = "the prompt" if len(prompts) == 1 else f"prompt {index + 1}"
+            return f"{which} cannot be sent: {exc.message}"
+    return None
 
 
 def _prompts(args: argparse.Namespace) -> list[str]:
@@ -176,7 +193,7 @@ def chat(args: argparse.Namespace) -> int:
     if not prompts:
         print("relay chat: give a prompt as an argument or on stdin", file=sys.stderr)
         return 2
-    problem = check_prompts(prompts)
+    problem = check_prompts(prompts) or _too_large(args, prompts)
     if problem is not None:
         print(f"relay chat: {problem}", file=sys.stderr)
         return 2

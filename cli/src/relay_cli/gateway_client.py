@@ -31,6 +31,7 @@ from relay_core.client.session import (
     TurnOutcome,
     TurnPhase,
 )
+from relay_core.close_codes import MESSAGE_TOO_BIG
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.word_timings import WordTiming
 
@@ -109,17 +110,19 @@ async def run_turn(
     and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in.
     ``stall_s``: after this long without a message, ``resume`` on the same connection (a lost post).
     ``timings``: ask for the reply's word timings (``WordsReceived`` events, :attr:`TurnReport.words`).
-    ``barge_in``: a truthful barge-in, a cancel carrying ``played_ms`` when it first answers a number."""
+    ``barge_in``: a truthful barge-in, a cancel carrying ``played_ms`` when it first answers a number.
+    A message over the protocol's limits raises ``LimitExceededError`` before connecting; a ``sendMessage`` the
+    gateway closes the connection over (1009) ends the turn rejected with ``limit_exceeded``, not sent again."""
     session = ClientSession(collect_audio=True)
+    send_message = session.send_message(prompt, options=options, mode=mode, timings=timings)
+    turn_id = session.turns[-1].turn_id
     connecting = time.perf_counter()
     deadline = connecting + timeout_s
     websocket = await open_connection(gateway_url, token)
     started = time.perf_counter()
     connect_s = started - connecting
-    turn_id = ""
     try:
-        await websocket.send(session.send_message(prompt, options=options, mode=mode, timings=timings))
-        turn_id = session.turns[-1].turn_id
+        await websocket.send(send_message)
         report = TurnReport(turn_id, connect_s=connect_s)
         cancelled = False
         heard = time.perf_counter()
@@ -130,7 +133,15 @@ async def run_turn(
                 raise GatewayTurnError(f"turn {turn_id} did not end within {timeout_s:.0f} s")
             try:
                 data = await asyncio.wait_for(websocket.recv(), min(remaining, max(0.0, heard + stall_s - now)))
-            except ConnectionClosed:
+            except ConnectionClosed as closed:
+                if _too_big(closed) and session.turn(turn_id).phase is TurnPhase.SENT:
+                    # the gateway refused the sendMessage itself: sending it again would be closed the same way
+                    for event in session.closed_too_big(turn_id, len(send_message.encode("utf-8"))):
+                        if isinstance(event, TurnEnded):
+                            report.outcome, report.code, report.message = event.outcome, event.code, event.message
+                        if on_event is not None:
+                            on_event(event)
+                    continue
                 websocket = await _reconnect(gateway_url, token, session, report)
                 heard = time.perf_counter()
                 continue
@@ -186,6 +197,11 @@ async def run_turn(
     report.words = list(turn.words)
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def _too_big(closed: ConnectionClosed) -> bool:
+    """Whether the gateway closed the connection over a message too big for it (a frame over 32 KB)."""
+    return closed.rcvd is not None and closed.rcvd.code == MESSAGE_TOO_BIG
 
 
 async def _reconnect(gateway_url: str, token: str, session: ClientSession, report: TurnReport) -> ClientConnection:

@@ -250,6 +250,19 @@ def test_send_message_refuses_a_message_larger_than_one_gateway_frame() -> None:
     )
 
 
+def test_a_turn_the_gateway_closed_over_ends_rejected_and_is_not_resumed() -> None:
+    session = ClientSession()
+    session.send_message("Hi", turn_id="t-1")
+    [ended] = session.closed_too_big("t-1", 40_000)
+    assert isinstance(ended, TurnEnded)
+    assert (ended.outcome, ended.code) == (TurnOutcome.REJECTED, "limit_exceeded")
+    assert ended.message is not None and "(1009, message too big)" in ended.message
+    assert "40000-byte sendMessage" in ended.message and ended.message.endswith("shorten the prompt")
+    assert session.resume_all() == []
+    assert session.closed_too_big("t-1", 40_000) == [], "once"
+    assert session.closed_too_big("t-unknown", 1) == []
+
+
 def test_a_forgotten_turn_frees_its_state_and_ignores_late_duplicates() -> None:
     session = ClientSession(collect_audio=True)
     session.send_message("Hi", turn_id="t-1")

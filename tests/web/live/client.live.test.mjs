@@ -170,6 +170,27 @@ test("live: in the background past the resume window: resume_expired, then a new
   }
 });
 
+test("live: a message over 32 KB sent raw is closed by the gateway (1009): the turn ends, the next one completes", { skip }, async () => {
+  // maxSendBytes raised: the library sends the over-limit message instead of refusing it, straight to the gateway
+  const relay = connect({ url: env.RELAY_GATEWAY_URL, getToken: () => mint("node-too-big"), WebSocket: globalThis.WebSocket, maxSendBytes: 128 * 1024, backoff: { baseMs: 100, maxMs: 1000, maxAttempts: 1000 } });
+  try {
+    const turn = relay.send("語".repeat(11_000)); // 33 KB of UTF-8: over API Gateway's 32 KB frame
+    const got = record(turn);
+    const result = await within(turn.done, "the over-limit turn");
+    assert.deepEqual([result.outcome, result.code], ["rejected", "limit_exceeded"]);
+    assert.match(result.message ?? "", /1009, message too big/);
+    assert.deepEqual(got.errors, ["limit_exceeded"]);
+    assert.equal(relay.stats.tooBig, 1);
+    const next = relay.send(PROMPTS[1]); // on the re-established connection
+    const again = record(next);
+    assert.equal((await within(next.done, "the next turn")).outcome, "completed");
+    assert.ok(Buffer.concat(again.parts).equals(reference.get(PROMPTS[1])));
+    assert.equal(relay.stats.tooBig, 1, "sent once, never again");
+  } finally {
+    relay.close();
+  }
+});
+
 test("live: a refused token (the handshake's 401) is replaced by a fresh one from getToken()", { skip }, async () => {
   const handed = [];
   const relay = client(async () => {

@@ -47,6 +47,7 @@ from relay_core.client.messages import (
     serialize,
 )
 from relay_core.client.turn_messages import TurnMessage, parse_server_message
+from relay_core.close_codes import MESSAGE_TOO_BIG
 from relay_core.errors import AudioFormatError, InvalidFieldError, LimitExceededError, ProtocolError, SessionStateError
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
@@ -335,6 +336,21 @@ class ClientSession:
     def resume_all(self) -> list[str]:
         """A ``resume`` for every unfinished turn: send them on a new connection after a reconnect."""
         return [self.resume(turn.turn_id) for turn in self.unfinished_turns]
+
+    def closed_too_big(self, turn_id: str, size_bytes: int) -> list[ClientEvent]:
+        """End a turn whose ``sendMessage`` (``size_bytes`` of UTF-8) the gateway closed the connection over
+        (``close_codes.MESSAGE_TOO_BIG``): the gateway never ran it, and resuming or sending it again would only be
+        closed the same way. Its :class:`TurnEnded` (outcome rejected, code ``limit_exceeded``), or nothing for a
+        turn this session does not hold unfinished. The web client's ``closedTooBig`` says the same."""
+        turn = self._turns.get(turn_id)
+        if turn is None or turn.finished:
+            return []
+        message = (
+            f"the gateway closed the connection ({MESSAGE_TOO_BIG}, message too big) over this turn's "
+            f"{size_bytes}-byte sendMessage; API Gateway takes at most {limits.APIGW_FRAME_BYTES} bytes in one "
+            "WebSocket frame: shorten the prompt"
+        )
+        return [self._end(turn, TurnOutcome.REJECTED, ClientErrorCode.LIMIT_EXCEEDED, message)]
 
     # --- state -----------------------------------------------------------------------------------------------
 
