@@ -24,7 +24,7 @@ def test_routes_select_on_action_and_only_connect_is_authorized(relay_app: Synth
     routes = {
         r["Properties"]["RouteKey"]: r["Properties"] for r in relay_app.resources("Gateway", "AWS::ApiGatewayV2::Route")
     }
-    assert set(routes) == {"$connect", "$disconnect", "$default", "sendMessage", "cancel", "resume"}
+    assert set(routes) == {"$connect", "$disconnect", "$default", "sendMessage", "cancel", "resume", "newConversation"}
     assert routes["$connect"]["AuthorizationType"] == "CUSTOM"
     assert all(routes[key].get("AuthorizationType", "NONE") == "NONE" for key in routes if key != "$connect")
     template.has_resource_properties(

@@ -83,6 +83,7 @@ FUNCTIONS: tuple[GatewayFunction, ...] = (
         (*_TABLES, MANAGE_CONNECTIONS, "lambda:InvokeFunction"),
     ),
     GatewayFunction("resume", "resume", (*_COMMON, "TURNS_TABLE", "RESUME_WINDOW_S"), (*_TABLES, MANAGE_CONNECTIONS)),
+    GatewayFunction("new_conversation", "newConversation", _COMMON, (*_TABLES, MANAGE_CONNECTIONS)),
     GatewayFunction(
         "relay",
         None,

@@ -9,7 +9,7 @@ import pytest
 
 from relay_core import limits
 from relay_functions.gateway import connect, disconnect
-from relay_functions.gateway.connections import ConnectionNotRegisteredError
+from relay_functions.gateway.connections import CONVERSATION_TTL_S, ConnectionNotRegisteredError, ConnectionStore
 from relay_functions.gateway.deps import GatewayDeps
 from relay_functions.gateway.rate_limit import TurnRateLimiter
 
@@ -39,6 +39,20 @@ def test_connect_records_the_user_and_a_stable_conversation(
     assert limits.AGENTCORE_SESSION_ID_MIN_CHARS <= len(a.session_id) <= limits.AGENTCORE_SESSION_ID_MAX_CHARS
     item = deps.db.get_item(TableName=deps.settings.connections_table, Key={"pk": {"S": "conn#conn-a"}})["Item"]
     assert int(item["expires_at"]["N"]) - int(float(item["connected_at"]["N"])) == deps.settings.connection_ttl_s
+
+
+def test_a_new_conversation_session_replaces_the_users_and_renews_its_expiry(deps: GatewayDeps) -> None:
+    clock = SteppedClock(1_000_000.0)
+    store = ConnectionStore(deps.db, deps.settings.connections_table, ttl_s=60, clock=clock)
+    old = store.conversation_session("user-1")
+    other = store.conversation_session("user-2")
+    clock.now_s += 3600
+    fresh = store.new_conversation_session("user-1")
+    assert fresh != old and store.conversation_session("user-1") == fresh
+    assert limits.AGENTCORE_SESSION_ID_MIN_CHARS <= len(fresh) <= limits.AGENTCORE_SESSION_ID_MAX_CHARS
+    assert store.conversation_session("user-2") == other
+    item = deps.db.get_item(TableName=deps.settings.connections_table, Key={"pk": {"S": "conversation#user-1"}})
+    assert int(item["Item"]["expires_at"]["N"]) == int(clock.now_s) + CONVERSATION_TTL_S
 
 
 def test_connect_without_an_authorized_user_is_refused(deps: GatewayDeps, gw: ModuleType, lambda_context: Any) -> None:

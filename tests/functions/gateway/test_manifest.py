@@ -24,7 +24,7 @@ def test_every_declared_function_has_its_handler() -> None:
 def test_every_client_action_has_exactly_one_route_and_default_serves_them_all() -> None:
     assert set(manifest.action_routes()) == {a.value for a in ClientAction}
     served = {message_type.__name__ for message_type in default.ROUTES}
-    assert served == {"SendMessage", "Cancel", "Resume"}
+    assert served == {"SendMessage", "Cancel", "Resume", "NewConversation"}
 
 
 def test_declared_settings_are_the_ones_the_settings_module_reads() -> None:

@@ -2,10 +2,13 @@
 
 Items (partition key ``pk``, TTL attribute ``expires_at``):
 
-- ``conn#<connection id>``: ``user_id``, ``session_id``, ``connected_at``, ``expires_at`` (connected_at +
-  CONNECTION_TTL_S) and, while a turn runs on it, ``active_turn`` + ``active_turn_expires``.
-- ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id (33-256 characters) that every
-  connection of the user shares, so a reconnecting client continues the same conversation.
+- ``conn#<connection id>``: ``user_id``, ``session_id`` (the user's conversation when the connection was made),
+  ``connected_at``, ``expires_at`` (connected_at + CONNECTION_TTL_S) and, while a turn runs on it,
+  ``active_turn`` + ``active_turn_expires``.
+- ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id (33-256 characters) of the user's
+  conversation, which every connection of the user shares, so a reconnecting client continues it. Each turn reads
+  it when it starts (and keeps it in its turn record to its end); ``newConversation`` replaces it, so the user's
+  next turn, on whichever connection, starts a conversation the agent has no history of.
 - ``rate#<user id>#<minute>``: see :mod:`relay_functions.gateway.rate_limit`.
 
 Every write that decides something (claiming the connection for a turn) is one conditional DynamoDB write, so
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 CONVERSATION_TTL_S = 7 * 24 * 3600
-"""A conversation (AgentCore session id) is forgotten a week after its user's last connection."""
+"""A conversation (AgentCore session id) is forgotten a week after its user's last connection or turn."""
 MAX_TURN_S = 15 * 60
 """A turn's claim on its connection lapses after this long (Lambda's maximum run time), so a relay that died
 without releasing it cannot block the connection for ever."""
@@ -48,6 +51,8 @@ class Connection:
     connection_id: str
     user_id: str
     session_id: str
+    """The user's conversation when the connection was made; a turn takes the current one
+    (:meth:`ConnectionStore.conversation_session`), which ``newConversation`` may have replaced since."""
     connected_at: float
     active_turn: str | None = None
 
@@ -71,7 +76,8 @@ class ConnectionStore:
 
     # --- conversations -----------------------------------------------------------------------------------
     def conversation_session(self, user_id: str) -> str:
-        """The user's AgentCore session id, created on first use and kept alive by each call."""
+        """The user's current AgentCore session id, created on first use and kept alive by each call (a write that
+        answers the item as written, so never an older id than the latest :meth:`new_conversation_session`'s)."""
         now = self._clock.now()
         response = self._db.update_item(
             TableName=self._table,
@@ -84,6 +90,22 @@ class ConnectionStore:
             ReturnValues="ALL_NEW",
         )
         return response["Attributes"]["session_id"]["S"]
+
+    def new_conversation_session(self, user_id: str) -> str:
+        """Replace the user's AgentCore session id with a fresh one and return it: every turn that starts after this
+        write, on any connection of the user, is in the new conversation (turns already running keep theirs)."""
+        now = self._clock.now()
+        session_id = new_session_id()
+        self._db.update_item(
+            TableName=self._table,
+            Key={"pk": {"S": f"conversation#{user_id}"}},
+            UpdateExpression="SET session_id = :new, expires_at = :exp",
+            ExpressionAttributeValues={
+                ":new": {"S": session_id},
+                ":exp": {"N": str(int(now) + CONVERSATION_TTL_S)},
+            },
+        )
+        return session_id
 
     # --- connections -------------------------------------------------------------------------------------
     def put(self, connection_id: str, *, user_id: str, session_id: str) -> Connection:

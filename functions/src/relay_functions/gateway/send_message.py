@@ -4,7 +4,9 @@ a turn may take minutes).
 In order: the message is checked (relay_core); the connection is claimed for the turn with one conditional
 write that also reads it (its user and AgentCore session: no read before it; a second turn while one runs:
 ``turn_in_progress``; an unrecorded connection: ``unauthorized``); the user's per-minute budget is taken
-(``rate_limited``, which releases the claim); the turn record is created; ``turn_accepted`` is posted; then
+(``rate_limited``, which releases the claim); the user's current conversation is read (its AgentCore session id,
+which ``newConversation`` may have replaced since the connection was made); the turn record is created with it
+(the turn keeps that session to its end); ``turn_accepted`` is posted; then
 the relay function is invoked asynchronously (``InvocationType=Event``). Posting ``turn_accepted`` before
 the relay exists guarantees it reaches the client before the turn's seq 0. If the invoke fails the turn is
 closed and the client gets ``agent_unavailable``.
@@ -57,9 +59,10 @@ def start_turn(ctx: RouteContext, message: SendMessage, deps: GatewayDeps) -> No
                 f"at most {deps.settings.turns_per_minute} turns a minute: "
                 f"try again in {max(1, round(decision.retry_after_s))} s",
             )
+        session_id = deps.connections.conversation_session(connection.user_id)
         try:
             deps.turns.create(
-                turn_id, user_id=connection.user_id, session_id=connection.session_id, connection_id=ctx.connection_id
+                turn_id, user_id=connection.user_id, session_id=session_id, connection_id=ctx.connection_id
             )
         except ClientError as exc:
             if is_conditional_failure(exc):
@@ -73,7 +76,7 @@ def start_turn(ctx: RouteContext, message: SendMessage, deps: GatewayDeps) -> No
         turn_id=turn_id,
         connection_id=ctx.connection_id,
         user_id=connection.user_id,
-        session_id=connection.session_id,
+        session_id=session_id,
         connections_endpoint=deps.settings.connections_endpoint_url or ctx.endpoint_url,
         agent=message.to_agent_payload(request_id=turn_id),
     )

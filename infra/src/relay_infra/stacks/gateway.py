@@ -43,6 +43,7 @@ class GatewayFunctions:
     send_message: RelayFunction
     cancel: RelayFunction
     resume: RelayFunction
+    new_conversation: RelayFunction
     relay: RelayFunction
     relay_failed: RelayFunction
 
@@ -55,6 +56,7 @@ class GatewayFunctions:
             self.send_message,
             self.cancel,
             self.resume,
+            self.new_conversation,
             self.relay,
             self.relay_failed,
         ]
@@ -160,7 +162,10 @@ class GatewayStack(Stack):
         for handler in (f.cancel, f.resume, f.relay, f.relay_failed):
             connections.grant_read_write_data(handler.role)
             turns.grant_read_write_data(handler.role)
-        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay, f.relay_failed):
+        # newConversation replaces the user's conversation item; it never reads or writes a turn
+        connections.grant_read_write_data(f.new_conversation.role)
+        answering = (f.default, f.send_message, f.cancel, f.resume, f.new_conversation, f.relay, f.relay_failed)
+        for handler in answering:
             self.gateway.grant_manage_connections(handler.role)
         # The relay runs turns, and passes a late barge-in (a cancel with played_ms after the stream ended) to the
         # agent: it is the only function that calls the agent.
@@ -188,7 +193,7 @@ class GatewayStack(Stack):
                 (f"Resource::<{logical_id(f.relay_failed.function)}.Arn>:*",),
             ),
         )
-        for handler in (f.default, f.send_message, f.cancel, f.resume, f.relay, f.relay_failed):
+        for handler in answering:
             acknowledge(
                 handler.role,
                 Acknowledged(
