@@ -228,6 +228,7 @@ STAND_INS = (
     "relay_local.sagemaker_frontend",
     "relay_local.jwks_issuer",
     "relay_local.moto_dynamodb",
+    "relay_local.moto_s3",
 )
 """The local stand-ins for AWS services, each a package or a module of ``relay_local``. Its other modules are what
 they share (``relay_local.aws``, ``relay_local.servers``) and the stacks that wire them (``stack``, ``relay_stack``,

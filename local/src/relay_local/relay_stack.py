@@ -1,4 +1,5 @@
-"""The whole relay on one machine: the TTS container app, the agent app, DynamoDB (moto over HTTP), the local
+"""The whole relay on one machine: the TTS container app, the agent app, DynamoDB and S3 (moto over HTTP; S3 keeps
+the agent's conversations, bucket ``kokoro-relay-history``), the local
 API Gateway WebSocket API with its ``@connections`` API, the Lambda Invoke endpoint, the AgentCore data plane, a
 dev user pool (JWKS + tokens) and the web client's origin; the real gateway functions run in-process above them,
 their boto3 clients reaching the local endpoints through the standard ``AWS_ENDPOINT_URL_*`` variables.
@@ -23,6 +24,7 @@ stop: run one stack per process at a time.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import time
@@ -44,6 +46,7 @@ from relay_local.gateway.websocket_api import GatewayConfig, RouteHandlers, WebS
 from relay_local.gateway_functions import GatewayFunctions, load_gateway_functions, reset_function_state
 from relay_local.jwks_issuer import LOCAL_CLIENT_ID, DevTokenIssuer
 from relay_local.moto_dynamodb import LocalDynamoDb
+from relay_local.moto_s3 import HISTORY_BUCKET, S3_ENDPOINT_ENV, LocalBucket
 from relay_local.servers import BackgroundServer
 from relay_local.stack import VoiceStack
 from relay_local.web_server import AGENT_PROXY_PATH, create_web_app
@@ -102,10 +105,14 @@ class RelayStack:
         ``"sagemaker"`` puts the local SageMaker front end between the agent and the container."""
         self.bedrock = BedrockRuntime(models)
         """The local Bedrock runtime on the AWS port (``bedrock.faults`` injects errors; ``bedrock.models``)."""
+        config = agent_config or AgentConfig()
+        self.history_bucket = config.history_bucket or HISTORY_BUCKET
+        """The bucket (on the stack's moto) the agent keeps its conversations in."""
+        self.history: LocalBucket | None = None
         self._voice = VoiceStack(
             tts_url=tts_url,
             agent_url=agent_url,
-            agent_config=agent_config,
+            agent_config=dataclasses.replace(config, history_bucket=self.history_bucket),
             tts_transport=tts_transport,
             models=self.bedrock.models,
             serve_bedrock=False,
@@ -179,6 +186,8 @@ class RelayStack:
         self._progress("starting DynamoDB (moto) ...")
         self._dynamodb.start()
         self._progress(f"  dynamodb {self.dynamodb_url}")
+        self.history = LocalBucket(self.history_bucket, self.dynamodb_url).create()
+        self._progress(f"  s3      {self.dynamodb_url} (conversations in s3://{self.history_bucket}/)")
         self._issuer = DevTokenIssuer()
         ws_socket = _bound_socket(self._ports["gateway"])
         self.gateway_url = f"ws://127.0.0.1:{ws_socket.getsockname()[1]}/{self._api.stage}"
@@ -229,6 +238,7 @@ class RelayStack:
             "JWKS_URL": self._issuer.jwks_url,
             "CONNECTIONS_ENDPOINT_URL": self.connections_url,
             "AWS_ENDPOINT_URL_DYNAMODB": self.dynamodb_url,
+            S3_ENDPOINT_ENV: self.dynamodb_url,
             "AWS_ENDPOINT_URL_LAMBDA": self.aws_url,
             "AWS_ENDPOINT_URL_BEDROCK_AGENTCORE": self.aws_url,
             "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": self.aws_url,
@@ -266,6 +276,9 @@ class RelayStack:
         self.lambdas.abandon()
         while self._servers:
             self._servers.pop().stop()
+        if self.history is not None:
+            self.history.delete()
+            self.history = None
         self._dynamodb.stop()
         self._voice.stop()
         self._restore_env()

@@ -1,0 +1,242 @@
+"""A conversation outlives the agent process: its history in Strands' ``S3SessionManager`` on a bucket of a real moto
+server (its own process, over HTTP), the model Strands' ``BedrockModel`` on the local Bedrock stand-in's echo model
+(which records each request's messages), the real TTS container app speaking.
+
+The process test kills a real ``voice-agent`` (SIGKILL, as a crash or a redeploy would) between two turns and starts
+another; the others run the agent service in this process, a new service standing for a new process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from strands import Agent
+
+from relay_cli.agent_client import collect_turn
+from relay_core.agent.defaults import HISTORY_AGENT_ID, HISTORY_PREFIX
+from relay_core.agent.events import AgentCancel, AgentEnd, AgentPayload, parse_event
+from relay_core.word_timings import INTERRUPTED_MARK, WordTiming, WordTimings, apply_word_timings
+from relay_local.moto_s3 import S3_ENDPOINT_ENV, LocalBucket
+from relay_transport.ws import WsTransport
+from voice_agent.app import VoiceAgentService
+from voice_agent.config import AgentConfig
+from voice_agent.history import HistoryStore
+
+pytestmark = pytest.mark.slow
+
+START_TIMEOUT_S = 120.0
+"""Only catches a hang: how long a process may take to answer (imports on a loaded machine)."""
+FIRST = "My name is Ada."
+SECOND = "What is my name?"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        assert process.poll() is None, f"the process behind {url} exited with {process.returncode}"
+        try:
+            if httpx.get(url, timeout=2.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} did not answer within {START_TIMEOUT_S:.0f} s")
+
+
+@pytest.fixture(scope="module")
+def moto_s3() -> Iterator[str]:
+    """A moto server in its own process (so no moto state of this process is touched); its endpoint URL."""
+    port = _free_port()
+    exe = Path(sys.executable).with_name("moto_server")
+    process = subprocess.Popen(
+        [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for(f"{url}/moto-api/", process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture
+def history(moto_s3: str, bedrock_env: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalBucket]:
+    """A fresh bucket on ``moto_s3``; this process's boto3 S3 calls go there for the test."""
+    monkeypatch.setenv(S3_ENDPOINT_ENV, moto_s3)
+    bucket = LocalBucket(f"history-{uuid.uuid4().hex[:12]}", moto_s3).create()
+    yield bucket
+    bucket.delete()
+
+
+def _session() -> str:
+    return f"history-test-session-{uuid.uuid4().hex}"
+
+
+def _sent(bedrock_env: Any) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in bedrock_env.runtime.last_request.messages]
+
+
+def _stored(bucket: LocalBucket, session_id: str) -> list[tuple[str, str]]:
+    """The conversation's messages (role, text) as Strands stored them (a redacted one as its redaction), in order."""
+    prefix = f"{HISTORY_PREFIX}session_{session_id}/agents/agent_{HISTORY_AGENT_ID}/messages/"
+    keys = sorted(bucket.keys(prefix), key=lambda key: int(key.rsplit("_", 1)[1].removesuffix(".json")))
+    records = [json.loads(bucket.client.get_object(Bucket=bucket.name, Key=key)["Body"].read()) for key in keys]
+    messages = [record["redact_message"] or record["message"] for record in records]
+    return [(m["role"], "".join(block.get("text", "") for block in m["content"])) for m in messages]
+
+
+class AgentProcess:
+    """``voice-agent`` as its own process, keeping its conversations in ``bucket``."""
+
+    def __init__(self, *, tts_url: str, bucket: LocalBucket) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = {**os.environ, S3_ENDPOINT_ENV: bucket.endpoint_url, "VOICE_AGENT_HISTORY_BUCKET": bucket.name}
+        exe = Path(sys.executable).with_name("voice-agent")
+        self.process = subprocess.Popen(
+            [str(exe), "--port", str(self.port), "--tts-url", tts_url, "--speak-tokens-per-s", "1000"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        _wait_for(f"{self.url}/ping", self.process)
+
+    def turn(self, prompt: str, session_id: str) -> AgentEnd:
+        async def go() -> Any:
+            async with httpx.AsyncClient() as client:
+                payload = AgentPayload(prompt=prompt, request_id=uuid.uuid4().hex)
+                return await collect_turn(client, self.url, payload, session_id=session_id)
+
+        result = asyncio.run(asyncio.wait_for(go(), START_TIMEOUT_S))
+        assert isinstance(result.terminal, AgentEnd) and result.terminal.status == "completed", result.events[-1:]
+        return result.terminal
+
+    def kill(self) -> str:
+        """SIGKILL, as a crash would end it; its output."""
+        self.process.send_signal(signal.SIGKILL)
+        out, _ = self.process.communicate(timeout=30)
+        return out.decode("utf-8", errors="replace")
+
+
+def test_a_killed_and_restarted_agent_continues_the_conversation(
+    tts_server: Any, bedrock_env: Any, history: LocalBucket
+) -> None:
+    session_id = _session()
+    first = AgentProcess(tts_url=tts_server.ws_url, bucket=history)
+    first.turn(FIRST, session_id)
+    log = first.kill()
+    assert f"conversations are kept in s3://{history.name}/{HISTORY_PREFIX}" in log
+
+    second = AgentProcess(tts_url=tts_server.ws_url, bucket=history)
+    try:
+        second.turn(SECOND, session_id)
+        assert _sent(bedrock_env) == [("user", FIRST), ("assistant", FIRST), ("user", SECOND)]
+        second.turn(SECOND, _session())  # another conversation (a new one) knows nothing of it
+        assert _sent(bedrock_env) == [("user", SECOND)]
+    finally:
+        second.kill()
+
+
+def test_without_a_bucket_the_agent_says_history_stays_in_memory(tts_server: Any, bedrock_env: Any) -> None:
+    service = VoiceAgentService(AgentConfig(tts_url=tts_server.ws_url))
+    assert service.history is None
+    assert service.history_label.startswith("in memory only (set VOICE_AGENT_HISTORY_BUCKET")
+
+
+def _service(tts_server: Any, bucket: LocalBucket, **config: Any) -> VoiceAgentService:
+    settings = AgentConfig(tts_url=tts_server.ws_url, speak_tokens_per_s=400.0, history_bucket=bucket.name, **config)
+    return VoiceAgentService(settings, transport=WsTransport(tts_server.ws_url, open_timeout_s=5.0))
+
+
+def _turn(service: VoiceAgentService, prompt: str, session_id: str) -> list[Any]:
+    async def go() -> list[Any]:
+        payload = AgentPayload(prompt=prompt, request_id=uuid.uuid4().hex, timings=True)
+        return [parse_event(obj) async for obj in service.turn(payload, payload.request_id or "", session_id)]
+
+    events = asyncio.run(asyncio.wait_for(go(), START_TIMEOUT_S))
+    assert isinstance(events[-1], AgentEnd) and events[-1].status == "completed", events[-1]
+    return events
+
+
+def _timed_words(events: list[Any]) -> list[WordTiming]:
+    words: list[WordTiming] = []
+    for event in events:
+        if isinstance(event, WordTimings):
+            apply_word_timings(words, event)
+    return words
+
+
+def test_a_barge_in_cut_is_what_is_stored_and_what_a_new_process_sends(
+    tts_server: Any, bedrock_env: Any, history: LocalBucket
+) -> None:
+    prompt = "Hello there. One two three four five."
+    session_id = _session()
+    service = _service(tts_server, history)
+    words = _timed_words(_turn(service, prompt, session_id))
+    between_4th_and_5th = round(500 * (words[3].midpoint_s + words[4].midpoint_s))
+    service.cancel(AgentCancel(played_ms=between_4th_and_5th), session_id)
+    cut = f"Hello there. One two… {INTERRUPTED_MARK}"
+    assert _stored(history, session_id) == [("user", prompt), ("assistant", cut)]
+
+    _turn(_service(tts_server, history), "Sorry, go on.", session_id)
+    assert _sent(bedrock_env) == [("user", prompt), ("assistant", cut), ("user", "Sorry, go on.")]
+
+
+def test_the_model_sees_only_the_window_and_a_restart_restores_only_it(
+    tts_server: Any, bedrock_env: Any, history: LocalBucket
+) -> None:
+    session_id = _session()
+    service = _service(tts_server, history, history_window_messages=2)
+    _turn(service, "One.", session_id)
+    _turn(service, "Two.", session_id)
+    assert _sent(bedrock_env) == [("user", "One."), ("assistant", "One."), ("user", "Two.")]
+    _turn(_service(tts_server, history, history_window_messages=2), "Three.", session_id)
+    assert _sent(bedrock_env) == [("user", "Two."), ("assistant", "Two."), ("user", "Three.")]
+    assert len(_stored(history, session_id)) == 6, "the store keeps the whole log until its lifecycle expiry"
+
+
+def _agent_with(store: HistoryStore, session_id: str, prompt: str | None = None) -> Agent:
+    messages: list[Any] = [] if prompt is None else [{"role": "user", "content": [{"text": prompt}]}]
+    return Agent(messages=messages, agent_id=HISTORY_AGENT_ID, session_manager=store.session_manager(session_id))
+
+
+def test_a_conversation_past_its_maximum_age_starts_over(history: LocalBucket) -> None:
+    session_id = _session()
+    _agent_with(HistoryStore(history.name, HISTORY_PREFIX), session_id, "remember me")
+    assert _agent_with(HistoryStore(history.name, HISTORY_PREFIX), session_id).messages[0]["content"] == [
+        {"text": "remember me"}
+    ]
+    too_old = HistoryStore(history.name, HISTORY_PREFIX, max_age=timedelta(0))
+    assert _agent_with(too_old, session_id).messages == []
+    assert _stored(history, session_id) == []
+
+
+def test_a_partly_expired_conversation_starts_over_without_its_leftovers(history: LocalBucket) -> None:
+    session_id = _session()
+    store = HistoryStore(history.name, HISTORY_PREFIX)
+    _agent_with(store, session_id, "half gone")
+    history.client.delete_object(Bucket=history.name, Key=f"{HISTORY_PREFIX}session_{session_id}/session.json")
+    assert _agent_with(store, session_id).messages == []
+    session = f"{HISTORY_PREFIX}session_{session_id}/"
+    assert history.keys(session) == [f"{session}agents/agent_{HISTORY_AGENT_ID}/agent.json", f"{session}session.json"]
