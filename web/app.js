@@ -496,6 +496,8 @@ function startTurn(config) {
     // player.begin() already started the stream: the sink is passed so Stop can ask it what was heard.
     const relayTurn = ensureClient(config).send(prompt, { ...options, sink: player });
     bindTurn(view, relayTurn);
+    // Too long to send (the library refused it, or the gateway closed over it): give the text back to shorten.
+    relayTurn.on("end", ({ code }) => code === "limit_exceeded" && ui.prompt.value === "" && (ui.prompt.value = prompt));
   }
 }
 

@@ -421,3 +421,17 @@ def test_other_voice_reveals_a_field_and_the_direct_route_sends_its_blend_and_la
 
     page.select_option("#voice", "")
     page.wait_for_selector("#voice-custom", state="hidden")
+
+
+def test_a_prompt_too_long_to_send_is_refused_with_a_notice_and_given_back(client_page: ClientPage) -> None:
+    """The library refuses a message over one 32 KB gateway frame before sending it (no hang, no 1009): the turn
+    ends rejected at once, the notice says why, and the text is back in the composer to shorten."""
+    page, wire = client_page.page, client_page.wire
+    wide = "語" * (limits.APIGW_FRAME_BYTES // 3)  # under MAX_PROMPT_CHARS, over 32 KB of UTF-8
+    send(page, wide)
+    assert wait_for_end(page) == "rejected"
+    notice = page.inner_text("#notice")
+    assert "shorten the prompt" in notice and "(limit_exceeded)" in notice, notice
+    assert page.input_value("#prompt") == wide
+    assert [m for m in wire.sent_actions() if m.get("action") == "sendMessage"] == []
+    assert page.get_attribute("#connection", "data-state") == "open"
