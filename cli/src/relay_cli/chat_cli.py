@@ -8,7 +8,8 @@ it streams, the time to first audio and the message statistics, and writes the s
 ``--timings`` asks for the reply's word timings and prints each word with the time it is spoken, instead of the
 raw text stream. A prompt whose message is over the protocol's limits (32 KB of UTF-8 in one gateway frame) is
 refused before connecting (exit status 2); a turn whose message the gateway closes the connection over (1009)
-ends with one line saying so (exit status 1), never sent again.
+ends with one line saying so (exit status 1), never sent again. ``--new-conversation`` starts over first
+(``newConversation``): the agent answers the prompts with no memory of the user's earlier turns.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ from relay_cli.cli_args import (
     speech_options_of,
     wav_path,
 )
-from relay_cli.gateway_client import GatewayTurnError, TurnReport, run_turn
+from relay_cli.gateway_client import (
+    GatewayTurnError,
+    NewConversationError,
+    TurnReport,
+    run_turn,
+    start_new_conversation,
+)
 from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
@@ -68,6 +75,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--timings", action="store_true", help="ask for word timings; print each word with when it is spoken"
+    )
+    parser.add_argument(
+        "--new-conversation",
+        action="store_true",
+        help="start over before the first prompt: the agent forgets the user's earlier turns",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the summaries")
     add_agent_options(parser)
@@ -134,6 +146,18 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
             return
         sys.stdout.flush()
 
+    if args.new_conversation:
+        try:
+            await start_new_conversation(gateway_url, token)
+        except NewConversationError as exc:
+            print(f"relay chat: {exc}", file=sys.stderr)
+            return 1
+        except InvalidStatus as exc:
+            return _refused(exc)
+        except (OSError, InvalidURI) as exc:
+            return _unreachable(gateway_url, exc)
+        if not args.quiet:
+            print("[a new conversation: the agent does not remember earlier turns]", file=sys.stderr)
     for index, prompt in enumerate(prompts):
         captions = FinalWords()
         try:
@@ -152,18 +176,28 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
             failures += 1
             continue
         except InvalidStatus as exc:
-            status = exc.response.status_code
-            print(
-                f"relay chat: the gateway refused the connection (HTTP {status}): "
-                + ("the token is missing, expired or not for this gateway" if status in (401, 403) else "try again"),
-                file=sys.stderr,
-            )
-            return 1
+            return _refused(exc)
         except (OSError, InvalidURI) as exc:
-            print(f"relay chat: cannot reach the gateway at {gateway_url}: {exc}", file=sys.stderr)
-            return 1
+            return _unreachable(gateway_url, exc)
         failures += _summarize(report, _out_path(args.out, index))
     return 1 if failures else 0
+
+
+def _refused(exc: InvalidStatus) -> int:
+    """Say why the gateway refused the handshake; the exit status."""
+    status = exc.response.status_code
+    print(
+        f"relay chat: the gateway refused the connection (HTTP {status}): "
+        + ("the token is missing, expired or not for this gateway" if status in (401, 403) else "try again"),
+        file=sys.stderr,
+    )
+    return 1
+
+
+def _unreachable(gateway_url: str, exc: Exception) -> int:
+    """Say that the gateway cannot be reached; the exit status."""
+    print(f"relay chat: cannot reach the gateway at {gateway_url}: {exc}", file=sys.stderr)
+    return 1
 
 
 def _summarize(report: TurnReport, out: Path) -> int:

@@ -26,6 +26,7 @@ from relay_core.client.session import (
     ClientTurn,
     DuplicateIgnored,
     GapDetected,
+    Rejected,
     TextReceived,
     TurnEnded,
     TurnOutcome,
@@ -36,6 +37,8 @@ from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.word_timings import WordTiming
 
 DEFAULT_TURN_TIMEOUT_S = 300.0
+NEW_CONVERSATION_TIMEOUT_S = 30.0
+"""How long ``newConversation`` may go unanswered (one DynamoDB write behind it) before the client gives up."""
 
 BargeIn = Callable[[ClientTurn], int | None]
 """Asked after every message applied: a number means "cancel the turn now, this many milliseconds of its audio were
@@ -44,6 +47,10 @@ played" (the agent then remembers only the words heard); None means go on."""
 
 class GatewayTurnError(RuntimeError):
     """The turn did not end within its deadline, or the connection could not be re-established."""
+
+
+class NewConversationError(RuntimeError):
+    """The gateway refused ``newConversation`` or did not answer it in time; the conversation may be the old one."""
 
 
 @dataclass
@@ -204,6 +211,30 @@ def _too_big(closed: ConnectionClosed) -> bool:
     return closed.rcvd is not None and closed.rcvd.code == MESSAGE_TOO_BIG
 
 
+async def start_new_conversation(
+    gateway_url: str, token: str, *, timeout_s: float = NEW_CONVERSATION_TIMEOUT_S
+) -> None:
+    """Start over: send ``newConversation`` on a connection of the token's user and return once the gateway
+    answered ``conversation_started`` (so a turn sent after this call, on any connection, is in the new
+    conversation). Raises :class:`NewConversationError` for a rejection or no answer within ``timeout_s``; the
+    handshake's own errors (``websockets.InvalidStatus``, ``OSError``) as :func:`open_connection` does."""
+    session = ClientSession()
+    websocket = await open_connection(gateway_url, token)
+    try:
+        await websocket.send(session.new_conversation())
+        async with asyncio.timeout(timeout_s):
+            while session.conversation_pending:
+                for event in session.receive(await websocket.recv()):
+                    if isinstance(event, Rejected):
+                        raise NewConversationError(f"the gateway refused newConversation: {event.code} {event.message}")
+    except TimeoutError:
+        raise NewConversationError(f"newConversation was not answered within {timeout_s:.0f} s: try again") from None
+    except ConnectionClosed as exc:
+        raise NewConversationError(f"the connection closed before newConversation was answered ({exc})") from None
+    finally:
+        await websocket.close()
+
+
 async def _reconnect(gateway_url: str, token: str, session: ClientSession, report: TurnReport) -> ClientConnection:
     report.reconnects += 1
     if report.reconnects > 5:
@@ -218,8 +249,10 @@ __all__ = [
     "DEFAULT_TURN_TIMEOUT_S",
     "BargeIn",
     "GatewayTurnError",
+    "NewConversationError",
     "TurnReport",
     "connect_url",
     "open_connection",
     "run_turn",
+    "start_new_conversation",
 ]
