@@ -85,7 +85,7 @@ def _image_uri_variant(app: Any) -> dict[str, Any]:
     from relay_infra.stacks.speech import SpeechDataStack, SpeechStack  # noqa: PLC0415
 
     config = RelayConfig(environment="uris", tts_image_uri=TTS_IMAGE_URI, agent_image_uri=AGENT_IMAGE_URI)
-    SpeechDataStack(app, "ImageUris-SpeechData", config=config)
+    speech_data = SpeechDataStack(app, "ImageUris-SpeechData", config=config)
     speech = SpeechStack(app, "ImageUris-Speech", config=config)
     agent = AgentStack(
         app,
@@ -93,5 +93,6 @@ def _image_uri_variant(app: Any) -> dict[str, Any]:
         config=config,
         endpoint_name="kokoro",
         endpoint_arn="arn:aws:sagemaker:eu-west-1:111122223333:endpoint/kokoro",
+        access_logs=speech_data.access_logs,
     )
     return {"ImageUris-Speech": speech, "ImageUris-Agent": agent}

@@ -1,11 +1,15 @@
-"""Agent stack: the AgentCore runtime, its environment, and a role limited to one endpoint and one model."""
+"""Agent stack: the AgentCore runtime, its environment and session timeouts, a role limited to one endpoint, one
+model and its history prefix, and the conversation-history bucket."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_cdk.assertions import Match
-from tests.infra.iam_statements import as_list, granting, rendered
+from tests.infra.iam_statements import as_list, granting, rendered, statements
+
+from relay_core.agent.defaults import HISTORY_EXPIRY_DAYS, HISTORY_PREFIX
+from relay_infra.constructs.voice_agent_runtime import IDLE_SESSION_TIMEOUT_S, MAX_SESSION_LIFETIME_S
 
 if TYPE_CHECKING:
     from tests.infra.conftest import SynthesizedApp
@@ -103,3 +107,61 @@ def test_one_shared_xray_policy_instead_of_one_per_environment(relay_app: Synthe
     (destination,) = relay_app.resources("Agent", "AWS::Logs::DeliveryDestination")
     assert destination["Properties"]["DeliveryDestinationType"] == "XRAY"
     assert logical_id in destination["DependsOn"]
+
+
+def _history_bucket(relay_app: SynthesizedApp) -> tuple[str, dict[str, Any]]:
+    (found,) = [
+        (logical_id, resource)
+        for logical_id, resource in relay_app.template("Agent")["Resources"].items()
+        if resource["Type"] == "AWS::S3::Bucket"
+    ]
+    return found
+
+
+def test_history_bucket_is_private_unversioned_and_expires_old_conversations(relay_app: SynthesizedApp) -> None:
+    """Encrypted, public access blocked, TLS only, access-logged; not versioned (a cut or deleted conversation must
+    leave no old version); every object expires HISTORY_EXPIRY_DAYS after it was written; retained on destroy."""
+    logical_id, bucket = _history_bucket(relay_app)
+    properties = bucket["Properties"]
+    assert properties["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]["ServerSideEncryptionByDefault"] == {
+        "SSEAlgorithm": "AES256"
+    }
+    assert properties["PublicAccessBlockConfiguration"] == dict.fromkeys(
+        ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"), True
+    )
+    assert "VersioningConfiguration" not in properties
+    assert properties["LoggingConfiguration"]["LogFilePrefix"] == "conversation-history/"
+    (rule,) = properties["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled" and rule["ExpirationInDays"] == HISTORY_EXPIRY_DAYS == 30
+    assert "Prefix" not in rule and "Filter" not in rule, "the whole bucket expires"
+    assert bucket["DeletionPolicy"] == "Retain"
+    policies = relay_app.resources("Agent", "AWS::S3::BucketPolicy")
+    assert any("aws:SecureTransport" in rendered(p) and logical_id in rendered(p) for p in policies)
+
+
+def test_runtime_keeps_history_in_its_bucket_and_sets_both_session_timeouts(relay_app: SynthesizedApp) -> None:
+    logical_id, _ = _history_bucket(relay_app)
+    (runtime,) = relay_app.resources("Agent", "AWS::BedrockAgentCore::Runtime")
+    properties = runtime["Properties"]
+    variables = properties["EnvironmentVariables"]
+    assert variables["VOICE_AGENT_HISTORY_BUCKET"] == {"Ref": logical_id}
+    assert variables["VOICE_AGENT_HISTORY_PREFIX"] == HISTORY_PREFIX
+    assert properties["LifecycleConfiguration"] == {
+        "IdleRuntimeSessionTimeout": IDLE_SESSION_TIMEOUT_S,
+        "MaxLifetime": MAX_SESSION_LIFETIME_S,
+    }
+    assert 60 <= IDLE_SESSION_TIMEOUT_S <= MAX_SESSION_LIFETIME_S <= 28800, "AgentCore's range for microVMs"
+
+
+def test_runtime_role_touches_only_the_history_prefix(relay_app: SynthesizedApp) -> None:
+    logical_id, _ = _history_bucket(relay_app)
+    template = relay_app.template("Agent")
+    s3_statements = [s for s in statements(template) if any(a.startswith("s3:") for a in as_list(s["Action"]))]
+    by_actions = {tuple(sorted(as_list(s["Action"]))): s for s in s3_statements}
+    assert set(by_actions) == {("s3:DeleteObject", "s3:GetObject", "s3:PutObject"), ("s3:ListBucket",)}
+    objects = by_actions[("s3:DeleteObject", "s3:GetObject", "s3:PutObject")]
+    assert objects["Resource"] == {"Fn::Join": ["", [{"Fn::GetAtt": [logical_id, "Arn"]}, f"/{HISTORY_PREFIX}*"]]}
+    listing = by_actions[("s3:ListBucket",)]
+    assert listing["Resource"] == {"Fn::GetAtt": [logical_id, "Arn"]}
+    assert list(listing["Condition"]) == ["StringLike"]
+    assert as_list(listing["Condition"]["StringLike"]["s3:prefix"]) == [f"{HISTORY_PREFIX}*"]

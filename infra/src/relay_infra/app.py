@@ -59,8 +59,9 @@ def build_stacks(app: App, config: RelayConfig, env: Environment | None = None) 
         config=config,
         endpoint_name=speech.endpoint_name,
         endpoint_arn=speech.endpoint_arn,
+        access_logs=speech_data.access_logs,
         env=env,
-        description="Kokoro Relay: the voice agent on Bedrock AgentCore Runtime",
+        description="Kokoro Relay: the voice agent on Bedrock AgentCore Runtime and its conversation history",
     )
     agent.add_stack_dependency(speech, "the agent streams to the TTS endpoint")
     gateway = GatewayStack(

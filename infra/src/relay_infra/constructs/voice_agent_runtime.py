@@ -1,25 +1,39 @@
 """The voice agent on Bedrock AgentCore Runtime (the stable ``aws_bedrockagentcore`` L2 constructs).
 
-Its role may stream to the one TTS endpoint (``InvokeEndpointWithBidirectionalStream`` / ``InvokeEndpoint``)
-and call the one configured Bedrock model; the L2 adds what the runtime itself needs (pull its image, write
-its logs and traces).
+Its role may stream to the one TTS endpoint (``InvokeEndpointWithBidirectionalStream`` / ``InvokeEndpoint``),
+call the one configured Bedrock model and keep conversations under the history bucket's prefix; the L2 adds what
+the runtime itself needs (pull its image, write its logs and traces).
+
+Session lifecycle, set deliberately (docs/agent.md "History"): a runtime session ends after
+:data:`IDLE_SESSION_TIMEOUT_S` without an invocation and at the latest :data:`MAX_SESSION_LIFETIME_S` after it began.
+Neither ends a conversation: its history is in the bucket, and the next turn on the same session id starts a new
+microVM, whose agent restores it.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Final
 
-from aws_cdk import Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_bedrockagentcore as agentcore
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from relay_infra.bedrock_models import is_inference_profile, model_resource_arns
 from relay_infra.config import DEFAULT_PROJECT
+from relay_infra.constructs.conversation_history import ConversationHistory
 from relay_infra.constructs.xray_delivery import SharedTraceDeliveryPolicy
 from relay_infra.nag import Acknowledged, acknowledge
 
 RUNTIME_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]{0,47}$")
+IDLE_SESSION_TIMEOUT_S: Final = 15 * 60
+"""A runtime session (its microVM) ends after this long without an invocation (AgentCore's 60-28800 s; its default
+too, chosen here on purpose): a talker back within a quarter hour finds the agent warm; later, the next turn waits
+for a new microVM (a cold start) and its history is read back from the bucket."""
+MAX_SESSION_LIFETIME_S: Final = 8 * 3600
+"""A runtime session ends this long after it began, busy or not (AgentCore's maximum for microVMs): the fewest cold
+starts; its end costs a conversation nothing but one cold start."""
 
 
 def runtime_name(project: str, environment: str) -> str:
@@ -66,6 +80,7 @@ class VoiceAgentRuntime(Construct):
         endpoint_arn: str,
         model_id: str,
         voice: str,
+        history: ConversationHistory,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
@@ -82,7 +97,13 @@ class VoiceAgentRuntime(Construct):
                 "VOICE_AGENT_MODEL": "bedrock",
                 "VOICE_AGENT_MODEL_ID": model_id,
                 **({"VOICE_AGENT_VOICE": voice} if voice else {}),
+                "VOICE_AGENT_HISTORY_BUCKET": history.bucket.bucket_name,
+                "VOICE_AGENT_HISTORY_PREFIX": history.prefix,
             },
+            lifecycle_configuration=agentcore.LifecycleConfiguration(
+                idle_runtime_session_timeout=Duration.seconds(IDLE_SESSION_TIMEOUT_S),
+                max_lifetime=Duration.seconds(MAX_SESSION_LIFETIME_S),
+            ),
             tracing_enabled=True,
         )
         self._trust_only_this_runtime(name)
@@ -104,7 +125,10 @@ class VoiceAgentRuntime(Construct):
                 ),
             )
         )
+        for statement in history.statements():
+            self.runtime.add_to_role_policy(statement)
         wildcards = [
+            history.wildcard_finding(),
             "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*",
             "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/bedrock-agentcore/runtimes/*",
             "Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/bedrock-agentcore/"
@@ -123,7 +147,9 @@ class VoiceAgentRuntime(Construct):
                 "/aws/bedrock-agentcore/runtimes/ are created per runtime and session (logs:DescribeLogGroups "
                 "needs log-group:*); its workload identities are created per agent; X-Ray, "
                 "ecr:GetAuthorizationToken and cloudwatch:PutMetricData (namespace-conditioned) have no "
-                "resource-level permissions. A cross-region inference profile routes to its foundation model in "
+                "resource-level permissions. The conversation history is one folder of objects per conversation "
+                "(Strands' S3SessionManager), made at run time under the history bucket's prefix. A cross-region "
+                "inference profile routes to its foundation model in "
                 "any region it chooses.",
                 wildcards,
             ),
