@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from kokoro_server.engines import Engine
+    from kokoro_server.engines.base import Rendered, Segment, StreamedRender
+    from kokoro_server.policy import SpeechPolicy
+    from relay_core.speech_options import SpeechOptions
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -225,6 +228,95 @@ def assert_timed_before_audio() -> Callable[[Any], list[Any]]:
         return words
 
     return check
+
+
+class SoloPcm:
+    """``solo_pcm(text, options=..., policy=..., previous=..., first_fragment_words=...)``: the PCM a session alone
+    gets for ``text`` (:func:`kokoro_server.scheduled_speech.speak_offline`, the reference of the loaded and
+    streamed tests) on the session's int8 ONNX engine, computed once per session for each set of arguments.
+
+    Each segment's decode (whole, or streamed on the engine's current chunk schedule) is kept too, keyed by the
+    segment (text, phonemes, tokens, language), voice, speed and schedule, so references under different policies
+    share the decodes they have in common; the shaping of every reference is its own. Only references go through
+    this cache: the audio a test checks against them is always rendered afresh. Valid because the ONNX engine is
+    deterministic (loaded and solo PCM are equal bit for bit); not for the seeded torch engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        from kokoro_server.engines.speech_engine import DelegatingEngine  # noqa: PLC0415
+
+        cache = self
+
+        class CachedDecodes(DelegatingEngine):
+            def render_timed(self, segment: Segment, *, voice: str, speed: float) -> Rendered:
+                return cache._whole(segment, voice, speed)
+
+            def render_stream(self, segment: Segment, *, voice: str, speed: float) -> StreamedRender:
+                return cache._streamed(segment, voice, speed)
+
+        self._engine = engine
+        self._decoding = CachedDecodes(engine)
+        self._wholes: dict[tuple[Any, ...], Rendered] = {}
+        self._streams: dict[tuple[Any, ...], tuple[tuple[int, ...], list[Any], int]] = {}
+        self._pcm: dict[tuple[Any, ...], bytes] = {}
+
+    def __call__(
+        self,
+        text: str,
+        *,
+        options: SpeechOptions | None = None,
+        policy: SpeechPolicy | None = None,
+        previous: str | None = None,
+        first_fragment_words: int | None = None,
+    ) -> bytes:
+        from kokoro_server.policy import SpeechPolicy  # noqa: PLC0415
+        from kokoro_server.scheduled_speech import speak_offline  # noqa: PLC0415
+        from relay_core.speech_options import SpeechOptions  # noqa: PLC0415
+
+        options = options if options is not None else SpeechOptions()
+        policy = policy if policy is not None else SpeechPolicy()
+        key = (text, options, policy, previous, first_fragment_words, self._schedule())
+        if key not in self._pcm:
+            self._pcm[key] = speak_offline(
+                self._decoding,
+                text,
+                options=options,
+                policy=policy,
+                previous=previous,
+                first_fragment_words=first_fragment_words,
+            )
+        return self._pcm[key]
+
+    def _schedule(self) -> Any:
+        """The engine's chunk schedule (a test may change it for a while): streamed decodes depend on it."""
+        return getattr(self._engine._synthesizer, "schedule", None)
+
+    def _whole(self, segment: Segment, voice: str, speed: float) -> Rendered:
+        import dataclasses  # noqa: PLC0415
+
+        key = (segment, voice, speed)
+        if key not in self._wholes:
+            self._wholes[key] = self._engine.render_timed(segment, voice=voice, speed=speed)
+        kept = self._wholes[key]
+        return dataclasses.replace(kept, audio=kept.audio.copy())
+
+    def _streamed(self, segment: Segment, voice: str, speed: float) -> StreamedRender:
+        from kokoro_server.engines.base import StreamedRender  # noqa: PLC0415
+
+        key = (segment, voice, speed, self._schedule())
+        if key not in self._streams:
+            streamed = self._engine.render_stream(segment, voice=voice, speed=speed)
+            self._streams[key] = (streamed.durations, list(streamed.chunks), streamed.frame_samples)
+        durations, chunks, frame_samples = self._streams[key]
+        return StreamedRender(
+            durations=durations, chunks=iter([chunk.copy() for chunk in chunks]), frame_samples=frame_samples
+        )
+
+
+@pytest.fixture(scope="session")
+def solo_pcm(onnx_engine: Engine) -> SoloPcm:
+    """The PCM a session alone gets for a text on ``onnx_engine`` (:class:`SoloPcm`), each reference and each
+    segment decode computed once per session (per xdist worker)."""
+    return SoloPcm(onnx_engine)
 
 
 # --------------------------------------------- end Kokoro engines ----------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,7 +23,7 @@ from kokoro_server.engines import Engine, Segment
 from kokoro_server.engines.base import Rendered, StreamedRender
 from kokoro_server.engines.speech_engine import DelegatingEngine
 from kokoro_server.policy import SpeechPolicy
-from kokoro_server.scheduled_speech import ScheduledSpeech, speak_offline
+from kokoro_server.scheduled_speech import ScheduledSpeech
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from relay_core.speech_options import SpeechOptions
 
@@ -42,6 +42,8 @@ FIRST_ONLY = SpeechPolicy(stream_decoder=True, stream_ahead_ratio=0)
 EVERY = SpeechPolicy(stream_decoder=True, stream_every_segment=True)
 OFF = SpeechPolicy(stream_decoder=False, first_fragment_words=None)
 """Streaming off, planned as streaming on plans (no first-fragment cut), so the segments line up."""
+SoloPcm = Callable[..., bytes]
+"""tests/conftest.py ``solo_pcm``: the PCM a session alone gets, cached for the session."""
 
 
 @pytest.mark.parametrize(
@@ -127,116 +129,151 @@ class _LoggedEngine(DelegatingEngine):
             yield chunk
 
 
+@dataclass
+class _Run:
+    """Every session of a plan spoken at once: each session's requests' PCM pieces as they came out, each
+    session's first request's segment count, and the decoder calls in the order the worker ran them."""
+
+    pieces: list[list[list[bytes]]]
+    first_segments: list[int]
+    calls: list[tuple[str, str, int]]
+
+
 async def _session(
-    engine: Engine, scheduler: Scheduler, label: str, texts: tuple[str, ...], log: _DecodeLog, start: asyncio.Event
-) -> list[list[bytes]]:
-    """One session's requests in order, each request's PCM pieces as they came out."""
+    engine: Engine,
+    scheduler: Scheduler,
+    label: str,
+    texts: tuple[str, ...],
+    log: _DecodeLog,
+    planned: asyncio.Event,
+    start: asyncio.Event,
+) -> tuple[list[list[bytes]], int]:
+    """One session's requests in order: each request's PCM pieces as they came out, and the first request's
+    segment count. ``planned`` is set once the first request is planned; nothing is spoken before ``start``."""
     session = SchedulerSession(label)
     logged = _LoggedEngine(engine, label, log)
     out: list[list[bytes]] = []
+    first_segments = 0
     for index, text in enumerate(texts):
         speech = ScheduledSpeech(logged, scheduler, session, text=text, options=SpeechOptions(VOICE))
-        await speech.plan()
+        segments = await speech.plan()
         if index == 0:
+            first_segments = segments
+            planned.set()
             await start.wait()
         out.append([pcm async for pcm in speech.pcm_segments()])
-    return out
+    return out, first_segments
 
 
-def _run(
-    engine: Engine, policy: SpeechPolicy, sessions: tuple[tuple[str, ...], ...]
-) -> tuple[list[list[list[bytes]]], list[tuple[str, str, int]]]:
-    """Every session at once on one worker (the onnx default); their pieces and the decoder calls in order."""
+def _run(engine: Engine, policy: SpeechPolicy, sessions: tuple[tuple[str, ...], ...]) -> _Run:
+    """Every session at once on one worker (the onnx default), started together once each has planned its first
+    request."""
     log = _DecodeLog()
 
-    async def all_at_once() -> list[list[list[bytes]]]:
+    async def all_at_once() -> list[tuple[list[list[bytes]], int]]:
         scheduler = Scheduler(workers=1, name="load", speech=policy)
         start = asyncio.Event()
+        planned = [asyncio.Event() for _ in sessions]
         try:
             tasks = [
-                asyncio.create_task(_session(engine, scheduler, f"s{i}", texts, log, start))
+                asyncio.create_task(_session(engine, scheduler, f"s{i}", texts, log, planned[i], start))
                 for i, texts in enumerate(sessions)
             ]
-            await asyncio.sleep(0.5)  # every session has planned its first request
+            await asyncio.wait_for(asyncio.gather(*(event.wait() for event in planned)), 120)
             start.set()
             return list(await asyncio.gather(*tasks))
         finally:
             scheduler.shutdown()
 
-    return asyncio.run(all_at_once()), log.calls
+    done = asyncio.run(all_at_once())
+    return _Run([pieces for pieces, _ in done], [segments for _, segments in done], log.calls)
 
 
-def _offline(engine: Engine, texts: tuple[str, ...], policy: SpeechPolicy) -> bytes:
-    """A session's PCM alone, request after request (each request after the one before has been heard)."""
-    out = b""
-    previous: str | None = None
-    for text in texts:
-        out += speak_offline(engine, text, options=SpeechOptions(VOICE), policy=policy, previous=previous)
-        previous = text
-    return out
+def _alone(solo_pcm: SoloPcm, texts: tuple[str, ...], policy: SpeechPolicy) -> list[bytes]:
+    """Each request's PCM when its session is alone, request after request (each after the one before has been
+    heard): the reference, from the session's solo PCM cache (tests/conftest.py ``solo_pcm``)."""
+    previous = (None, *texts[:-1])
+    return [
+        solo_pcm(text, options=SpeechOptions(VOICE), policy=policy, previous=p)
+        for text, p in zip(texts, previous, strict=True)
+    ]
 
 
-def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(onnx_engine: Engine) -> None:
+def _by_segment(calls: list[tuple[str, str, int]], label: str) -> dict[str, list[int]]:
+    """One session's decoder calls: its segments' texts in the order first decoded, each with its chunk numbers
+    (0: decoded whole)."""
+    chunks: dict[str, list[int]] = {}
+    for who, text, chunk in calls:
+        if who == label:
+            chunks.setdefault(text, []).append(chunk)
+    return chunks
+
+
+@pytest.fixture(scope="module")
+def on_run(onnx_engine: Engine) -> _Run:
+    """The three sessions of SESSIONS at once with streaming ``on``, run once for the module: the interleaving
+    test reads its decoder calls, the ``every`` test its PCM and decoder calls."""
+    return _run(onnx_engine, ON, SESSIONS)
+
+
+def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
     """Three sessions at once, only the first sound streaming: each session's first segment is decoded in chunks,
     every other segment in one decoder call; each session's PCM is what it gets alone; every segment after the
-    first sound is streaming off's PCM bit for bit."""
-    results, calls = _run(onnx_engine, FIRST_ONLY, SESSIONS)
-    off_results, _ = _run(onnx_engine, OFF, SESSIONS)
+    first sound is streaming off's PCM (the session alone with streaming off) bit for bit."""
+    run = _run(onnx_engine, FIRST_ONLY, SESSIONS)
     later_checked = 0
-    for index, (texts, requests, off) in enumerate(zip(SESSIONS, results, off_results, strict=True)):
-        label = f"s{index}"
-        assert b"".join(b"".join(pieces) for pieces in requests) == _offline(onnx_engine, texts, FIRST_ONLY), (
+    for index, (texts, requests) in enumerate(zip(SESSIONS, run.pieces, strict=True)):
+        assert b"".join(b"".join(pieces) for pieces in requests) == b"".join(_alone(solo_pcm, texts, FIRST_ONLY)), (
             "loaded PCM equals the session alone"
         )
-        mine = [(text, chunk) for who, text, chunk in calls if who == label]
-        segments = list(dict.fromkeys(text for text, _ in mine))
-        chunks = {text: [chunk for t, chunk in mine if t == text] for text in segments}
+        chunks = _by_segment(run.calls, f"s{index}")
+        segments = list(chunks)
         assert len(segments) >= 2
         assert len(chunks[segments[0]]) >= 2 and chunks[segments[0]][0] == 1, "the first sound is streamed"
         assert all(chunks[text] == [0] for text in segments[1:]), "every later segment is decoded whole"
-        # streaming off gives one piece per segment; after the first segment, streaming on gives the same pieces
-        later = len(off[0]) - 1
+        # a segment decoded whole comes out as one piece: the first request's last pieces are its later segments
+        off = _alone(solo_pcm, texts, OFF)
+        later = run.first_segments[index] - 1
+        first_sound = b"".join(requests[0][: len(requests[0]) - later])
+        after = b"".join(requests[0][len(requests[0]) - later :])
         if later:
-            assert requests[0][len(requests[0]) - later :] == off[0][1:], "later segments are streaming off's PCM"
+            assert off[0].endswith(after), "later segments are streaming off's PCM"
             later_checked += 1
-        assert requests[0][: len(requests[0]) - later] != off[0][:1], "the first segment is the streamed decode"
-        assert requests[1:] == off[1:], "a later request is streaming off's PCM"
+        assert off[0][: len(off[0]) - len(after)] != first_sound, "the first segment is the streamed decode"
+        assert [b"".join(pieces) for pieces in requests[1:]] == off[1:], "a later request is streaming off's PCM"
     assert later_checked, "some session's first request has segments after its first sound"
 
 
-def test_a_long_segment_right_after_a_short_first_sound_streams_too(onnx_engine: Engine) -> None:
+def test_a_long_segment_right_after_a_short_first_sound_streams_too(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
     """With the default ratio, a long sentence after a short first one ("Sure.") streams as well (a whole decode
     could outlast the 0.5 s ahead of it); the third, with that sentence's audio ahead, is decoded whole. Loaded PCM
     is the session's PCM alone."""
     texts = (f"Sure. {FIRST} {SECOND}",)
-    results, calls = _run(onnx_engine, ON, (texts, SESSIONS[1]))
-    assert b"".join(results[0][0]) == speak_offline(onnx_engine, texts[0], options=SpeechOptions(VOICE), policy=ON)
-    mine = [(text, chunk) for who, text, chunk in calls if who == "s0"]
-    segments = list(dict.fromkeys(text for text, _ in mine))
-    chunks = {text: [chunk for t, chunk in mine if t == text] for text in segments}
-    assert segments == ["Sure.", FIRST, SECOND]
+    run = _run(onnx_engine, ON, (texts, SESSIONS[1]))
+    assert b"".join(run.pieces[0][0]) == solo_pcm(texts[0], options=SpeechOptions(VOICE), policy=ON)
+    chunks = _by_segment(run.calls, "s0")
+    assert list(chunks) == ["Sure.", FIRST, SECOND]
     assert chunks[FIRST][:2] == [1, 2], "the long sentence after 0.5 s of audio streams"
     assert chunks[SECOND] == [0], "with a whole sentence ahead of it, the next is decoded whole"
 
 
-def test_the_scheduler_interleaves_chunks_first_sounds_first(onnx_engine: Engine) -> None:
+def test_the_scheduler_interleaves_chunks_first_sounds_first(on_run: _Run) -> None:
     """On one worker, the first chunk of every waiting session runs before any session's second chunk, then the
     sessions take turns: no session's later chunk runs twice before the others' chunks of the same segment index."""
-    _, calls = _run(onnx_engine, ON, SESSIONS)
+    calls = on_run.calls
     labels = {f"s{i}" for i in range(len(SESSIONS))}
     assert {who for who, _, _ in calls[:3]} == labels and all(chunk == 1 for _, _, chunk in calls[:3])
     assert {who for who, _, _ in calls[3:6]} == labels, "the second jobs go round the sessions"
 
 
-def test_every_streams_each_segment_and_on_is_cheaper(onnx_engine: Engine) -> None:
+def test_every_streams_each_segment_and_on_is_cheaper(onnx_engine: Engine, solo_pcm: SoloPcm, on_run: _Run) -> None:
     """``every`` decodes every segment in chunks (the earlier behaviour); ``on`` makes fewer decoder calls for the
-    same session plan, and both give each session the PCM it gets alone."""
-    results, calls = _run(onnx_engine, EVERY, SESSIONS[:1])
-    assert b"".join(b"".join(p) for p in results[0]) == _offline(onnx_engine, SESSIONS[0], EVERY)
-    per_segment: dict[str, list[int]] = {}
-    for _, text, chunk in calls:
-        per_segment.setdefault(text, []).append(chunk)
+    same session (its calls in the three-session run: the choice reads only the session's own requests), and both
+    give the session the PCM it gets alone."""
+    run = _run(onnx_engine, EVERY, SESSIONS[:1])
+    assert b"".join(b"".join(p) for p in run.pieces[0]) == b"".join(_alone(solo_pcm, SESSIONS[0], EVERY))
+    per_segment = _by_segment(run.calls, "s0")
     assert all(chunks[0] == 1 and len(chunks) >= 1 for chunks in per_segment.values())
     assert 0 not in {chunk for chunks in per_segment.values() for chunk in chunks}
-    _, on_calls = _run(onnx_engine, ON, SESSIONS[:1])
-    assert len(on_calls) < len(calls)
+    assert b"".join(b"".join(p) for p in on_run.pieces[0]) == b"".join(_alone(solo_pcm, SESSIONS[0], ON))
+    assert len([call for call in on_run.calls if call[0] == "s0"]) < len(run.calls)
