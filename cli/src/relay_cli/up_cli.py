@@ -32,7 +32,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ports.add_argument(
         "--aws-port", type=port_number, default=DEFAULT_PORTS["aws"], help="@connections/Lambda/AgentCore (%(default)s)"
     )
-    ports.add_argument("--dynamodb-port", type=port_number, default=0, help="moto DynamoDB (default: a free port)")
+    ports.add_argument(
+        "--dynamodb-port", type=port_number, default=0, help="moto: DynamoDB and S3 (default: a free port)"
+    )
     parser.add_argument("--stage", type=non_empty, default="local", help="the API stage (the gateway URL's path)")
     parser.add_argument("--user", type=non_empty, default=DEFAULT_USER, help="user id of the printed dev token")
     add_agent_options(parser)
