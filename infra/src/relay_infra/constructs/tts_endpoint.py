@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import ArnFormat, Duration, IgnoreMode, Stack
+from aws_cdk import ArnFormat, Duration, IgnoreMode, Stack, Stage
 from aws_cdk import aws_applicationautoscaling as autoscaling
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
@@ -22,8 +23,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from relay_infra.image_context import stage_image_context
 from relay_infra.nag import Acknowledged, acknowledge
-from relay_infra.paths import KOKORO_IMAGE_SOURCES, REPO_ROOT, image_context_excludes
+from relay_infra.paths import REPO_ROOT
 
 VARIANT_NAME = "AllTraffic"
 ROUTING_STRATEGY = "LEAST_OUTSTANDING_REQUESTS"
@@ -35,6 +37,9 @@ MODEL_DIR = "/opt/ml/model"
 UPDATE_LAUNCH_ALLOWANCE_S = 3600
 """Time an endpoint update may take beyond the drain: launching the new fleet (its 600 s model download and 600 s
 health-check timeouts) with room to spare. SageMaker wants MaximumExecutionTimeoutInSeconds larger than the waits."""
+STAGED_CONTEXT_PREFIX = "image-context."
+"""An image's staged build context is ``<cloud assembly>/image-context.<Dockerfile path, / as _>``, rewritten at
+each synth (the same Dockerfile always stages the same context)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,19 +89,23 @@ def image_from_dockerfile(
     dockerfile: str,
     platform: ecr_assets.Platform,
     *,
-    sources: tuple[str, ...] = KOKORO_IMAGE_SOURCES,
-    context: Path = REPO_ROOT,
+    repo_root: Path = REPO_ROOT,
 ) -> ImageRef:
-    """Build ``dockerfile`` at deploy time from a build context of the repository root narrowed to the
-    workspace manifests and ``sources`` (:func:`relay_infra.paths.image_context_excludes`); at synth it is only
-    staged, and its asset hash (the image's identity) changes only when those files do."""
+    """Build ``dockerfile`` at deploy time from a build context staged at synth beside the cloud assembly
+    (:func:`relay_infra.image_context.stage_image_context`): only what the image installs, its own cut of uv.lock
+    included, so its asset hash (the image's identity) changes only when that does."""
+    stage = Stage.of(scope)
+    if stage is None:
+        raise ValueError(f"{construct_id}: an image asset must be inside a CDK App or Stage")
+    context = Path(stage.outdir) / (STAGED_CONTEXT_PREFIX + dockerfile.replace("/", "_"))
+    shutil.rmtree(context, ignore_errors=True)
+    stage_image_context(dockerfile, context, repo_root)
     asset = ecr_assets.DockerImageAsset(
         scope,
         construct_id,
         directory=str(context),
         file=dockerfile,
         platform=platform,
-        exclude=image_context_excludes(sources),
         ignore_mode=IgnoreMode.DOCKER,
     )
     return ImageRef(asset.image_uri, asset.repository, asset.image_tag, asset.asset_hash)

@@ -14,7 +14,7 @@ from relay_infra.config import RelayConfig
 from relay_infra.constructs.conversation_history import ConversationHistory
 from relay_infra.constructs.tts_endpoint import ImageRef, image_from_dockerfile, image_from_uri
 from relay_infra.constructs.voice_agent_runtime import VoiceAgentRuntime, runtime_name
-from relay_infra.paths import AGENT_DOCKERFILE, AGENT_IMAGE_SOURCES
+from relay_infra.paths import AGENT_DOCKERFILE
 
 
 class AgentStack(Stack):
@@ -34,15 +34,13 @@ class AgentStack(Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         # self.image: the agent image and its repository, which the dependency audit scans beside the Kokoro
-        # image's: relay:agentImageUri, or built from containers/agent (only the agent's sources) as an asset.
+        # image's: relay:agentImageUri, or built as an asset from a context of only what it installs (image_context).
         self.image: ImageRef
         if config.agent_image_uri:
             self.image = image_from_uri(self, "AgentImage", config.agent_image_uri)
             artifact = agentcore.AgentRuntimeArtifact.from_image_uri(config.agent_image_uri)
         else:
-            self.image = image_from_dockerfile(
-                self, "AgentImage", AGENT_DOCKERFILE, ecr_assets.Platform.LINUX_ARM64, sources=AGENT_IMAGE_SOURCES
-            )
+            self.image = image_from_dockerfile(self, "AgentImage", AGENT_DOCKERFILE, ecr_assets.Platform.LINUX_ARM64)
             artifact = agentcore.AgentRuntimeArtifact.from_ecr_repository(self.image.repository, self.image.tag)
         self.history = ConversationHistory(self, "ConversationHistory", access_logs=access_logs)
         self.agent = VoiceAgentRuntime(
