@@ -85,3 +85,30 @@ test("client: a blank prompt is refused before anything is sent", async () => {
   assert.throws(() => relay.send("  "), /non-blank/);
   assert.deepEqual(FakeSocket.all[0].sent, []);
 });
+
+test("client: newConversation() resolves on conversation_started, is sent again after a drop, rejects on a refusal", async () => {
+  const { relay, timers } = await client();
+  let started = 0;
+  relay.on("conversationStarted", () => (started += 1));
+  let settled = false;
+  const first = relay.newConversation().then(() => (settled = true));
+  assert.deepEqual(FakeSocket.all[0].sentJson(), [{ action: "newConversation" }]);
+  assert.equal(relay.session.conversationPending, true);
+  FakeSocket.all[0].close(1006); // dropped before the answer: the next socket sends it again
+  timers.advance(0);
+  await flush();
+  const socket = FakeSocket.all.at(-1);
+  socket.open();
+  assert.deepEqual(socket.sentJson(), [{ action: "newConversation" }]);
+  await flush();
+  assert.equal(settled, false, "not before the answer");
+  socket.deliver(JSON.stringify({ type: "conversation_started" }));
+  await first;
+  assert.equal(started, 1);
+  assert.equal(relay.session.conversationPending, false);
+
+  const refused = relay.newConversation();
+  socket.deliver(JSON.stringify({ type: "error", code: "internal_error", message: "try again" }));
+  await assert.rejects(refused, (error) => error.code === "internal_error" && /try again/.test(error.message));
+  assert.equal(relay.session.conversationPending, false);
+});

@@ -197,3 +197,13 @@ test("session: a word_timings index replaces the estimates held from there on; a
   assert.deepEqual(send(2, { words: [{ word: "x", start_s: 1, end_s: 2, final: "no" }] }).map((e) => e.type), ["protocol_error"]);
   assert.equal(session.turns.get(turnId).words.length, 2);
 });
+
+test("session: newConversation() is pending until conversation_started, which touches no turn", () => {
+  const session = new ClientSession();
+  session.sendMessage({ prompt: "hi", turnId: "t-1" });
+  assert.deepEqual(JSON.parse(session.newConversation()), { action: "newConversation" });
+  assert.equal(session.conversationPending, true);
+  assert.deepEqual(session.receive(JSON.stringify({ type: "conversation_started" })), [{ type: "conversation_started" }]);
+  assert.equal(session.conversationPending, false);
+  assert.equal(session.turns.get("t-1").phase, "sent");
+});

@@ -2,7 +2,8 @@
 
 This test owns the stack (the session ``relay_stack``: the real gateway functions, moto, the agent with the speak
 model, the Kokoro TTS; RESUME_WINDOW_S is short) and a small token endpoint (``GET /token?user=&ttl=`` ->
-``{"token"}``, minted by ``RelayStack.dev_token``, as an app's auth backend would), runs
+``{"token"}``, minted by ``RelayStack.dev_token``, as an app's auth backend would; beside it ``GET /model-request``
+-> ``{"messages": [[role, text], ...]}``, the latest request the agent sent the stack's Bedrock runtime), runs
 ``node --experimental-websocket --test`` on the live file with their URLs in the environment, and stops the token
 endpoint afterwards. Node's own output is shown when it fails.
 """
@@ -55,10 +56,16 @@ def token_url(relay_stack: RelayStack) -> Iterator[str]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            query = parse_qs(urlparse(self.path).query)
-            user = query.get("user", ["node-user"])[0]
-            ttl = int(query.get("ttl", ["3600"])[0])
-            body = json.dumps({"token": relay_stack.dev_token(user, ttl_s=ttl)}).encode()
+            url = urlparse(self.path)
+            if url.path == "/model-request":
+                request = relay_stack.bedrock.last_request
+                messages = [] if request is None else [[m.role, m.text] for m in request.messages]
+                body = json.dumps({"messages": messages}).encode()
+            else:
+                query = parse_qs(url.query)
+                user = query.get("user", ["node-user"])[0]
+                ttl = int(query.get("ttl", ["3600"])[0])
+                body = json.dumps({"token": relay_stack.dev_token(user, ttl_s=ttl)}).encode()
             self.send_response(200)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
@@ -94,4 +101,4 @@ def test_client_library_in_node_against_the_local_stack(relay_stack: RelayStack,
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     counts = {k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped) (\d+)$", output, re.MULTILINE)}
-    assert counts == {"pass": 6, "fail": 0, "skipped": 0}, output
+    assert counts == {"pass": 7, "fail": 0, "skipped": 0}, output

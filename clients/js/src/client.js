@@ -146,6 +146,7 @@ export class Turn extends Emitter {
  * @property {{state: import("./connection.js").ConnectionState, detail: string}} state
  * @property {{code: string, message: string, turnId: string | null}} rejected
  * @property {{message: string}} protocolError
+ * @property {{}} conversationStarted  the gateway started the fresh conversation newConversation() asked for
  * @property {import("./session.js").ClientEvent} event  every session event (diagnostics)
  */
 
@@ -164,6 +165,8 @@ export class RelayClient extends Emitter {
     this.sink = options.sink ?? null;
     /** @type {Map<string, Turn>} */
     this.turns = new Map();
+    /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
+    this._conversationWaiters = [];
     this.connection = new Connection({
       url: options.url,
       getToken: options.getToken,
@@ -218,6 +221,21 @@ export class RelayClient extends Emitter {
     sink?.begin?.(turnId);
     this.connection.send(message, turnId);
     return turn;
+  }
+
+  /**
+   * Start over: the user's next turns, on every connection of theirs, begin a conversation the agent has no history
+   * of (a turn already running keeps its own). Resolves once the gateway answered `conversation_started`: send the
+   * next turn after that (the gateway does not keep the order of two messages, so a turn sent at once could still
+   * reach the old conversation). A connection lost before the answer sends it again on the next one; the promise
+   * rejects with an Error carrying the gateway's `code` when it refuses.
+   * @returns {Promise<void>}
+   */
+  newConversation() {
+    /** @type {Promise<void>} */
+    const answered = new Promise((resolve, reject) => this._conversationWaiters.push({ resolve, reject }));
+    this.connection.send(this.session.newConversation());
+    return answered;
   }
 
   /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
@@ -285,6 +303,17 @@ export class RelayClient extends Emitter {
     this.emit("event", event);
     if (event.type === "rejected") this.emit("rejected", { code: event.code, message: event.message, turnId: event.turnId });
     if (event.type === "protocol_error") this.emit("protocolError", { message: event.message });
+    if (event.type === "conversation_started") {
+      for (const waiter of this._conversationWaiters.splice(0)) waiter.resolve();
+      this.emit("conversationStarted", {});
+    }
+    // The library sends no other message without a turn id, so a rejection without one answers newConversation;
+    // `unauthorized` is not an answer: the connection dials again with a fresh token and sends it again.
+    if (event.type === "rejected" && event.turnId === null && event.code !== "unauthorized" && this.session.conversationPending) {
+      this.session.conversationPending = false;
+      const error = Object.assign(new Error(`newConversation was refused: ${event.message} (${event.code})`), { code: event.code });
+      for (const waiter of this._conversationWaiters.splice(0)) waiter.reject(error);
+    }
     if ("turnId" in event && event.turnId !== null) this.turns.get(event.turnId)?._apply(event);
   }
 }

@@ -12,6 +12,7 @@
 //   (browsers hide the HTTP 401 of a refused handshake: any close before open counts), when the cached token's
 //   `exp` is less than `tokenSkewMs` away, and after an `unauthorized` rejection.
 // - A message sent while the socket is not open waits in an outbox and goes out, in order, once it is.
+// - A `newConversation` not answered when the socket went is sent again on the next one (a second is harmless).
 // - A turn whose sendMessage may never have reached the gateway (the connection dropped before `turn_accepted`,
 //   and the resume is answered `unknown_turn`) is sent again with the same turn id, not given up.
 // - A turn whose sendMessage the gateway closed the connection over (1009, message too big) ends at once
@@ -216,6 +217,8 @@ export class Connection {
       this._setState("open", "connected");
       const waiting = new Set(this._outbox.map((m) => m.turnId).filter((id) => id !== null));
       const resumes = this.session.unfinishedTurns.filter((t) => !waiting.has(t.turnId)).map((t) => this.session.resume(t.turnId));
+      const restart = this.session.conversationPending ? this.session.newConversation() : null;
+      if (restart !== null && !this._outbox.some((m) => m.data === restart)) resumes.unshift(restart);
       for (const data of resumes) this._write(socket, data);
       for (const { data, turnId } of this._outbox.splice(0)) this._write(socket, data, turnId);
       this._armStall();

@@ -24,6 +24,7 @@ import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
  *   | {type: "duplicate_ignored", turnId: string, seq: number}
+ *   | {type: "conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
 
@@ -148,6 +149,12 @@ export class ClientSession {
     this.turns = new Map();
     /** @type {string | null} the turn this page started last */
     this.currentTurnId = null;
+    /**
+     * A `newConversation` went out and its `conversation_started` has not come back: hold the next sendMessage
+     * until it does (it could otherwise reach the old conversation); after a reconnect, send newConversation()
+     * again (a second one is harmless). relay_core's ClientSession.conversation_pending.
+     */
+    this.conversationPending = false;
   }
 
   /** The turn this page started last, or null. */
@@ -227,6 +234,16 @@ export class ClientSession {
   }
 
   /**
+   * The `newConversation` to send: the user's next turns start a conversation the agent has no history of.
+   * Send the next sendMessage once the `conversation_started` event came (`conversationPending` is false again).
+   * @returns {string}
+   */
+  newConversation() {
+    this.conversationPending = true;
+    return JSON.stringify({ action: "newConversation" });
+  }
+
+  /**
    * The `resume` for an unfinished turn: everything after its last applied seq. Throws for a finished or
    * unknown turn.
    * @param {string} turnId
@@ -266,6 +283,10 @@ export class ClientSession {
       if (turn.phase === TurnPhase.SENT) turn.phase = TurnPhase.ACTIVE;
       turn.resumePending = false; // a resume is answered with turn_accepted before its replay
       return [{ type: "accepted", turnId: msg.turn_id }];
+    }
+    if (msg.type === "conversation_started") {
+      this.conversationPending = false;
+      return [{ type: "conversation_started" }];
     }
     if (msg.type === "error" && !("seq" in msg)) return this._onRejected(msg);
     if (!validTurnId(msg.turn_id) || !Number.isInteger(msg.seq) || msg.seq < 0) {

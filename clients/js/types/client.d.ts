@@ -86,6 +86,7 @@ export class Turn extends Emitter<TurnEvents> {
  * @property {{state: import("./connection.js").ConnectionState, detail: string}} state
  * @property {{code: string, message: string, turnId: string | null}} rejected
  * @property {{message: string}} protocolError
+ * @property {{}} conversationStarted  the gateway started the fresh conversation newConversation() asked for
  * @property {import("./session.js").ClientEvent} event  every session event (diagnostics)
  */
 /** @extends {Emitter<ClientEvents>} */
@@ -96,6 +97,11 @@ export class RelayClient extends Emitter<ClientEvents> {
     sink: import("./sink.js").AudioSink | null;
     /** @type {Map<string, Turn>} */
     turns: Map<string, Turn>;
+    /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
+    _conversationWaiters: {
+        resolve: () => void;
+        reject: (error: Error) => void;
+    }[];
     connection: Connection;
     /** The connection's state: idle | connecting | open | reconnecting | closed. */
     get state(): import("./connection.js").ConnectionState;
@@ -109,6 +115,15 @@ export class RelayClient extends Emitter<ClientEvents> {
      * @returns {Turn}
      */
     send(prompt: string, options?: SendOptions): Turn;
+    /**
+     * Start over: the user's next turns, on every connection of theirs, begin a conversation the agent has no history
+     * of (a turn already running keeps its own). Resolves once the gateway answered `conversation_started`: send the
+     * next turn after that (the gateway does not keep the order of two messages, so a turn sent at once could still
+     * reach the old conversation). A connection lost before the answer sends it again on the next one; the promise
+     * rejects with an Error carrying the gateway's `code` when it refuses.
+     * @returns {Promise<void>}
+     */
+    newConversation(): Promise<void>;
     /** Counters for diagnostics and tests: drops, reconnects, stall resumes, token requests, dead sockets replaced,
      * sendMessages sent again after they were lost, turns ended because the gateway closed over their message (1009). */
     get stats(): {
@@ -281,6 +296,10 @@ export type ClientEvents = {
     protocolError: {
         message: string;
     };
+    /**
+     * the gateway started the fresh conversation newConversation() asked for
+     */
+    conversationStarted: {};
     /**
      * every session event (diagnostics)
      */

@@ -48,6 +48,7 @@ export function utf8Length(text: string): number;
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
  *   | {type: "duplicate_ignored", turnId: string, seq: number}
+ *   | {type: "conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
 /**
@@ -137,6 +138,12 @@ export class ClientSession {
     turns: Map<string, ClientTurn>;
     /** @type {string | null} the turn this page started last */
     currentTurnId: string | null;
+    /**
+     * A `newConversation` went out and its `conversation_started` has not come back: hold the next sendMessage
+     * until it does (it could otherwise reach the old conversation); after a reconnect, send newConversation()
+     * again (a second one is harmless). relay_core's ClientSession.conversation_pending.
+     */
+    conversationPending: boolean;
     /** The turn this page started last, or null. */
     get current(): ClientTurn | null;
     /** The unfinished turns (resume these after a reconnect). */
@@ -178,6 +185,12 @@ export class ClientSession {
      * @param {number | null} [playedMs]
      */
     cancel(turnId?: string | null, playedMs?: number | null): string;
+    /**
+     * The `newConversation` to send: the user's next turns start a conversation the agent has no history of.
+     * Send the next sendMessage once the `conversation_started` event came (`conversationPending` is false again).
+     * @returns {string}
+     */
+    newConversation(): string;
     /**
      * The `resume` for an unfinished turn: everything after its last applied seq. Throws for a finished or
      * unknown turn.
@@ -275,6 +288,8 @@ export type ClientEvent = {
     type: "duplicate_ignored";
     turnId: string;
     seq: number;
+} | {
+    type: "conversation_started";
 } | {
     type: "protocol_error";
     message: string;

@@ -1,6 +1,7 @@
 // @kokoro-relay/client in Node against the real local stack (RelayStack: the real gateway functions, the agent with
 // the speak model, the Kokoro TTS), run by tests/web/test_client_node.py, which owns the stack and passes
-// RELAY_GATEWAY_URL, RELAY_AGENT_URL, RELAY_TOKEN_URL (GET ?user=&ttl= -> {"token"}) and RELAY_RESUME_WINDOW_S.
+// RELAY_GATEWAY_URL, RELAY_AGENT_URL, RELAY_TOKEN_URL (GET ?user=&ttl= -> {"token"}; beside it GET /model-request ->
+// {"messages": [[role, text], ...]}, the agent's latest model request) and RELAY_RESUME_WINDOW_S.
 // Without them (plain `node --test tests/web/`) these tests are skipped.
 //
 // The reference for "byte-identical" is the agent's own audio for the same prompt, read from its SSE stream
@@ -186,6 +187,27 @@ test("live: a message over 32 KB sent raw is closed by the gateway (1009): the t
     assert.equal((await within(next.done, "the next turn")).outcome, "completed");
     assert.ok(Buffer.concat(again.parts).equals(reference.get(PROMPTS[1])));
     assert.equal(relay.stats.tooBig, 1, "sent once, never again");
+  } finally {
+    relay.close();
+  }
+});
+
+/** The (role, text) messages of the latest model request the agent made. */
+async function modelRequest() {
+  const response = await fetch(new URL("model-request", env.RELAY_TOKEN_URL));
+  assert.equal(response.status, 200);
+  return (await response.json()).messages;
+}
+
+test("live: newConversation(): the next turn's model request holds none of the earlier turns", { skip }, async () => {
+  const relay = client(() => mint("node-new-conversation"));
+  try {
+    for (const prompt of PROMPTS.slice(0, 2)) assert.equal((await within(relay.send(prompt).done, prompt)).outcome, "completed");
+    const said = (messages) => messages.filter(([role]) => role === "user").map(([, text]) => text);
+    assert.deepEqual(said(await modelRequest()), PROMPTS.slice(0, 2), "the conversation goes on before");
+    await within(relay.newConversation(), "newConversation");
+    assert.equal((await within(relay.send(PROMPTS[2]).done, "after")).outcome, "completed");
+    assert.deepEqual(await modelRequest(), [["user", PROMPTS[2]]]);
   } finally {
     relay.close();
   }
