@@ -10,9 +10,17 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from kokoro_server.admission import Admission
 from kokoro_server.config import ServerConfig
-from kokoro_server.session_metrics import SessionMetrics
-from relay_core.tts.metrics import FIRST_AUDIO, NAMESPACE, REQUEST_DURATION, emf_record
+from kokoro_server.session_metrics import SessionMetrics, publish_sessions
+from relay_core.tts.metrics import (
+    FIRST_AUDIO,
+    NAMESPACE,
+    OPEN_SESSIONS,
+    QUEUED_SESSIONS,
+    REQUEST_DURATION,
+    emf_record,
+)
 
 
 def test_an_emf_record_declares_every_value_it_carries() -> None:
@@ -28,6 +36,27 @@ def test_an_emf_record_declares_every_value_it_carries() -> None:
     silent = emf_record("e", first_audio_s=None, elapsed_s=0.1, audio_s=0.0, now_ms=1)
     assert FIRST_AUDIO not in silent
     assert FIRST_AUDIO not in {m["Name"] for m in silent["_aws"]["CloudWatchMetrics"][0]["Metrics"]}
+
+
+def test_the_open_and_queued_sessions_are_sampled_as_high_resolution_metrics() -> None:
+    stream = io.StringIO()
+
+    async def sample() -> None:
+        admission = Admission(1)
+        admission.join()
+        admission.join()
+        admission.join()  # one open, two waiting
+        publishing = asyncio.create_task(publish_sessions(SessionMetrics("kokoro-relay-dev-tts", stream), admission))
+        await asyncio.sleep(0)  # the publisher samples at once, then sleeps its interval
+        publishing.cancel()
+
+    asyncio.run(asyncio.wait_for(sample(), 30))
+    record = json.loads(stream.getvalue().splitlines()[0])
+    assert (record[OPEN_SESSIONS], record[QUEUED_SESSIONS]) == (1, 2)
+    declared = record["_aws"]["CloudWatchMetrics"][0]
+    assert declared["Namespace"] == NAMESPACE and declared["Dimensions"] == [["EndpointName"]]
+    assert {m["Name"]: m["StorageResolution"] for m in declared["Metrics"]} == {OPEN_SESSIONS: 1, QUEUED_SESSIONS: 1}
+    assert record["EndpointName"] == "kokoro-relay-dev-tts"
 
 
 def test_the_setting_comes_from_the_environment() -> None:

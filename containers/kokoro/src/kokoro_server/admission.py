@@ -1,35 +1,37 @@
-"""Admission: an instance that is full says so instead of queueing without bound.
+"""Admission: at most :attr:`Admission.limit` sessions are served at once; the rest wait, first come first served.
 
-At most :attr:`Admission.limit` WebSocket sessions are served at once (:class:`AdmissionMiddleware`, installed
-by :func:`kokoro_server.app.create_app` around every route; ``KOKORO_MAX_SESSIONS``). A new session beyond it is
-closed with 1013 (try again later) right after the handshake, so the caller (the agent's retry, or a client) can
-go elsewhere or retry; ``GET /ping`` reports ``"status": "busy"`` while the instance is full, still with HTTP
-200: SageMaker treats a non-200 ping as an unhealthy container (it stops routing to it and may replace the
-instance), which is wrong for a transient, healthy state. See docs/server.md.
+:class:`Admission` counts the WebSocket sessions served (``KOKORO_MAX_SESSIONS``) and keeps the queue of the ones
+that wait for a slot. A session that finds every slot taken joins the queue (:meth:`Admission.join`) and is told so
+in-band by its session (``queued``, :mod:`relay_core.tts.session`); when a served session ends, its slot passes
+straight to the session at the head of the queue, so a later session can never overtake one that waited longer.
+A wait is bounded (``KOKORO_QUEUE_WAIT_S``): past it the session ends with ``at_capacity``. See docs/capacity.md.
+
+:class:`AdmissionMiddleware` answers ``GET /ping`` with ``"status": "busy"`` (and the open and queued sessions)
+while the instance is full, still with HTTP 200: SageMaker treats a non-200 ping as an unhealthy container (it
+stops routing to it and may replace the instance), which is wrong for a transient, healthy state.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket
-
-from relay_core.close_codes import TRY_AGAIN_LATER
-from relay_core.tts.messages import SESSION_PATH
 
 PING_PATH = "/ping"
 
 
 @dataclass(frozen=True, slots=True)
 class AdmissionStats:
-    """A snapshot: sessions served now, the limit, and how many were refused so far."""
+    """A snapshot: sessions served now, sessions waiting, the limit, and how many gave up waiting at the bound."""
 
     active: int
+    queued: int
     limit: int
     refused: int
 
@@ -38,8 +40,24 @@ class AdmissionStats:
         return self.active >= self.limit
 
 
+@dataclass(eq=False, slots=True)
+class Ticket:
+    """A session's place in the admission queue; its future is resolved when a slot is handed to it."""
+
+    position: int
+    """Its place when it joined (1: next; 0: it got a slot at once)."""
+    slot: asyncio.Future[None] = field(repr=False)
+
+    @property
+    def admitted(self) -> bool:
+        """A slot was handed to it (at once, or when one freed)."""
+        return self.slot.done() and not self.slot.cancelled()
+
+
 class Admission:
-    """A thread-safe count of admitted sessions against a limit."""
+    """Slots against a limit, and a first-come-first-served queue for the sessions that find them all taken.
+
+    Slots are taken and handed over on the server's event loop; :meth:`stats` may be read from any thread."""
 
     def __init__(self, limit: int) -> None:
         if limit < 1:
@@ -47,31 +65,65 @@ class Admission:
         self.limit = limit
         self._active = 0
         self._refused = 0
+        self._waiting: deque[Ticket] = deque()
         self._lock = threading.Lock()
 
-    def try_enter(self) -> bool:
-        """Admit one more session if there is room (then :meth:`leave` once it ends); False when full."""
+    def join(self) -> Ticket:
+        """A slot at once if one is free and nobody waits for it (:attr:`Ticket.admitted`), else a place at the
+        queue's tail (then :meth:`wait_turn`). Whoever gets a slot calls :meth:`leave` once the session ends. Call
+        on the event loop."""
+        slot: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
-            if self._active >= self.limit:
-                self._refused += 1
-                return False
-            self._active += 1
-            return True
+            if self._active < self.limit and not self._waiting:
+                self._active += 1
+                slot.set_result(None)
+                return Ticket(position=0, slot=slot)
+            ticket = Ticket(position=len(self._waiting) + 1, slot=slot)
+            self._waiting.append(ticket)
+            return ticket
+
+    async def wait_turn(self, ticket: Ticket, timeout_s: float) -> bool:
+        """Wait until a slot is handed to ``ticket`` (True: the caller holds it and must :meth:`leave`) or
+        ``timeout_s`` has passed (False: the ticket left the queue). Cancelled, the ticket leaves the queue and
+        any slot handed to it meanwhile is passed on."""
+        try:
+            await asyncio.wait_for(asyncio.shield(ticket.slot), timeout=max(timeout_s, 0.0))
+        except TimeoutError:
+            return self._withdraw(ticket, gave_up=True)
+        except asyncio.CancelledError:
+            if self._withdraw(ticket, gave_up=False):
+                self.leave()
+            raise
+        return True
 
     def leave(self) -> None:
-        """An admitted session has ended."""
+        """A session holding a slot has ended: the slot goes to the head of the queue, or is freed."""
         with self._lock:
             if self._active == 0:
-                raise RuntimeError("Admission.leave() without a matching try_enter(): a session was counted twice")
+                raise RuntimeError("Admission.leave() without a slot taken: a session was counted twice")
+            while self._waiting:
+                head = self._waiting.popleft()
+                if not head.slot.done():
+                    head.slot.set_result(None)  # the slot changes hands: the count stays
+                    return
             self._active -= 1
 
     def stats(self) -> AdmissionStats:
         with self._lock:
-            return AdmissionStats(active=self._active, limit=self.limit, refused=self._refused)
+            return AdmissionStats(
+                active=self._active, queued=len(self._waiting), limit=self.limit, refused=self._refused
+            )
 
-    def refusal_reason(self) -> str:
-        """The close reason sent with 1013 (short: a close reason is at most 123 bytes)."""
-        return f"server busy: {self.limit} sessions in use; retry later or on another instance"
+    def _withdraw(self, ticket: Ticket, *, gave_up: bool) -> bool:
+        """Take ``ticket`` out of the queue; True when a slot had already been handed to it (it holds the slot)."""
+        with self._lock:
+            if ticket.admitted:
+                return True
+            if ticket in self._waiting:
+                self._waiting.remove(ticket)
+            ticket.slot.cancel()
+            self._refused += gave_up
+            return False
 
 
 def admission(connection: HTTPConnection) -> Admission:
@@ -81,8 +133,8 @@ def admission(connection: HTTPConnection) -> Admission:
 
 
 class AdmissionMiddleware:
-    """ASGI middleware applying :class:`Admission` to the TTS session path, and answering ``GET /ping`` with
-    ``busy`` while the instance is full (the route's own answer otherwise: 200 healthy, or 503 while loading)."""
+    """ASGI middleware answering ``GET /ping`` with ``busy`` while the instance is full (the route's own answer
+    otherwise: 200 healthy, or 503 while loading)."""
 
     def __init__(self, app: ASGIApp, *, counter: Admission, ready: Callable[[], bool]) -> None:
         self.app = app
@@ -90,27 +142,10 @@ class AdmissionMiddleware:
         self.ready = ready
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket" and scope["path"] == SESSION_PATH:
-            await self._session(scope, receive, send)
-            return
         if scope["type"] == "http" and scope["path"] == PING_PATH and scope["method"] == "GET" and self.ready():
             stats = self.counter.stats()
             if stats.busy:
-                body = {"status": "busy", "sessions": stats.active, "max_sessions": stats.limit}
+                body = {"status": "busy", "sessions": stats.active, "queued": stats.queued, "max_sessions": stats.limit}
                 await JSONResponse(body, status_code=200)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-    async def _session(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.ready():  # the route itself closes with 1013 and the loading reason
-            await self.app(scope, receive, send)
-            return
-        if not self.counter.try_enter():
-            websocket = WebSocket(scope, receive, send)
-            await websocket.accept()
-            await websocket.close(TRY_AGAIN_LATER, reason=self.counter.refusal_reason())
-            return
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            self.counter.leave()

@@ -1,8 +1,9 @@
 """The Starlette application: a routes list and a lifespan, nothing else.
 
 The lifespan creates the scheduler and loads the engine once (on a thread, so the port opens at once and
-``/ping`` answers 503 until the model is ready); an injected engine (tests, benchmarks) is used as is. On shutdown
-queued inference is dropped and the worker threads stop.
+``/ping`` answers 503 until the model is ready); an injected engine (tests, benchmarks) is used as is. With
+``KOKORO_METRICS_ENDPOINT`` set it also samples the open and queued sessions (the autoscaling signal,
+kokoro_server.session_metrics). On shutdown queued inference is dropped and the worker threads stop.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from kokoro_server.config import ServerConfig
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import http_exception
 from kokoro_server.scheduler import Scheduler
+from kokoro_server.session_metrics import SessionMetrics, publish_sessions
 from kokoro_server.state import ServerState
 from relay_core.tts.http_events import HEADER_AUDIO_DURATION, HEADER_CHARACTERS, HEADER_INFERENCE_TIME_MS, HEADER_RTF
 
@@ -72,9 +74,16 @@ def create_app(config: ServerConfig | None = None, *, engine: SpeechEngine | Non
             state.load_seconds = 0.0
         else:
             loading = asyncio.create_task(state.load(), name="kokoro-model-load")
+        gauges: asyncio.Task[None] | None = None
+        if settings.metrics_endpoint:
+            metrics = SessionMetrics(settings.metrics_endpoint)
+            gauges = asyncio.create_task(publish_sessions(metrics, admission), name="kokoro-session-gauges")
         try:
             yield
         finally:
+            if gauges is not None:
+                gauges.cancel()
+                await asyncio.gather(gauges, return_exceptions=True)
             if loading is not None:
                 await loading
             state.scheduler = None

@@ -24,8 +24,11 @@ Environment variables (all optional):
   session, or a long segment right after a short one) in chunks and sends each chunk's audio as it exists, every
   other segment whole; ``every`` streams every segment (docs/server.md, streaming within a segment); ``off`` renders
   whole segments (an engine that cannot stream always does).
-- ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones are refused with 1013 and
-  ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see docs/server.md).
+- ``KOKORO_MAX_SESSIONS``: WebSocket sessions served at once; beyond it new ones wait in the admission queue,
+  first come first served, and ``/ping`` says ``busy`` (default: 4 per core for onnx, 64 for torch; see
+  docs/server.md).
+- ``KOKORO_QUEUE_WAIT_S``: how long a session waits in that queue for a slot before it ends with ``at_capacity``
+  (default 120 seconds, longer than a long turn on a small CPU instance; 0: never wait).
 - ``KOKORO_CORS_ORIGINS``: comma-separated origins (or ``*``) that browsers may call the HTTP routes from; unset
   (the default) means no CORS headers at all.
 - ``KOKORO_METRICS_ENDPOINT``: an endpoint name; each finished session request then writes one CloudWatch EMF line
@@ -63,6 +66,11 @@ LOCAL_PORT = agent_defaults.LOCAL_TTS_PORT
 
 EngineName = Literal["onnx", "torch"]
 ENGINE_NAMES: tuple[EngineName, ...] = ("onnx", "torch")
+
+
+DEFAULT_QUEUE_WAIT_S = 120.0
+"""Seconds a session waits for a slot by default (``KOKORO_QUEUE_WAIT_S``): longer than a long turn on a small CPU
+instance, so a crowd queues through a wave of turns instead of failing (docs/capacity.md)."""
 
 
 class ConfigError(ValueError):
@@ -130,6 +138,8 @@ class ServerConfig:
     """``KOKORO_STREAM_DECODER=every``: with :attr:`stream_decoder`, stream every segment."""
     max_sessions: int | None = None
     """WebSocket sessions served at once; None = :func:`default_max_sessions` for the engine."""
+    queue_wait_s: float = DEFAULT_QUEUE_WAIT_S
+    """Seconds a session past :attr:`max_sessions` waits for a slot before it ends with ``at_capacity``."""
     metrics_endpoint: str | None = None
     """``KOKORO_METRICS_ENDPOINT``: when set, each finished session request writes a CloudWatch EMF line with this
     endpoint name as its dimension (kokoro_server.session_metrics); unset = no metric lines."""
@@ -145,6 +155,8 @@ class ServerConfig:
             raise ConfigError(f"port {self.port} is out of range: use 0..65535")
         if self.max_sessions is not None and self.max_sessions < 1:
             raise ConfigError(f"max_sessions={self.max_sessions}: admit at least 1 session")
+        if not self.queue_wait_s >= 0:
+            raise ConfigError(f"queue_wait_s={self.queue_wait_s}: use 0 (never wait) or a number of seconds")
         if self.first_fragment_words is not None and self.first_fragment_words < 0:
             raise ConfigError(f"first_fragment_words={self.first_fragment_words}: use 0 (off) or a positive number")
         try:
@@ -289,6 +301,13 @@ def _milliseconds(text: str) -> float:
         raise ValueError(f"{text!r} is not a number of milliseconds: set one, or unset it") from None
 
 
+def _seconds(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a number of seconds: set one, or unset it") from None
+
+
 def _switch(text: str) -> bool:
     value = text.lower()
     if value in {"on", "true", "1", "yes"}:
@@ -379,6 +398,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("first_fragment_words", "KOKORO_FIRST_FRAGMENT_WORDS", _words_or_off),
     Setting(("stream_decoder", "stream_every_segment"), "KOKORO_STREAM_DECODER", _stream_decoder),
     Setting("max_sessions", "KOKORO_MAX_SESSIONS", _whole_number),
+    Setting("queue_wait_s", "KOKORO_QUEUE_WAIT_S", _seconds),
     Setting("metrics_endpoint", "KOKORO_METRICS_ENDPOINT", str),
 )
 """Every setting of :class:`ServerConfig`, once: the options in the order ``kokoro-server --help`` lists them, then

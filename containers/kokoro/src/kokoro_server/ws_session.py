@@ -5,6 +5,11 @@ binary; SageMaker sends binary) goes into the session, and whatever the session 
 through one lock. A synthesis task takes the session's requests one at a time and renders them segment by
 segment through the shared scheduler, sending each segment's PCM as soon as it exists.
 
+A session that finds every slot of the instance taken (:mod:`kokoro_server.admission`) is served all the same: it
+joins the admission queue and says so (``queued``); its frames are handled meanwhile (requests kept, in order);
+synthesis starts when a slot is handed to it (``admitted``), or, past ``KOKORO_QUEUE_WAIT_S``, the session ends with
+``at_capacity`` and the socket is closed with 1000. A client that leaves while waiting leaves the queue at once.
+
 Guarantees: a cancel drops the request's queued scheduler job at once (a segment waiting for a worker never
 runs) and stops the running request at the next segment boundary (the segment in progress is discarded); an
 engine failure ends that request with ``error`` and the session goes on; after ``close`` the queue
@@ -22,6 +27,7 @@ from functools import partial
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from kokoro_server.admission import Admission, Ticket, admission
 from kokoro_server.engines import EngineError, InvalidRequestError, UnknownVoiceError
 from kokoro_server.engines.speech_engine import SpeechEngine
 from kokoro_server.errors import from_engine_error, internal_error
@@ -67,9 +73,13 @@ class SessionSocket:
         scheduler: Scheduler,
         *,
         lang: str,
+        admission: Admission,
+        queue_wait_s: float,
         metrics: SessionMetrics | None = None,
     ) -> None:
         self.websocket = websocket
+        self.admission = admission
+        self.queue_wait_s = queue_wait_s
         self.metrics = metrics
         self.engine = engine
         self.scheduler = scheduler
@@ -82,11 +92,19 @@ class SessionSocket:
         self._send_lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._closed = False
+        self._holds_slot = False
+        """The session holds one of the instance's slots (given back when it ends)."""
 
     async def run(self) -> None:
-        """Serve until the client disconnects or the session closes."""
-        worker = asyncio.create_task(self._synthesis_loop(), name="tts-synthesis")
+        """Serve until the client disconnects or the session closes (waiting for a slot first when all are taken)."""
+        ticket = self.admission.join()
+        self._holds_slot = ticket.admitted
+        if not ticket.admitted:
+            self.session.wait_for_admission(position=ticket.position, max_wait_s=self.queue_wait_s)
+            logger.info("session %s queued at position %d", self.jobs.label, ticket.position)
+        worker = asyncio.create_task(self._serve(ticket), name="tts-synthesis")
         try:
+            await self._flush()
             await self._receive_loop()
         finally:
             self.scheduler.cancel_session(self.jobs)
@@ -94,6 +112,27 @@ class SessionSocket:
             for outcome in await asyncio.gather(worker, return_exceptions=True):
                 if isinstance(outcome, Exception) and not isinstance(outcome, WebSocketDisconnect):
                     logger.error("the synthesis task of a session failed: %r", outcome)
+            if self._holds_slot:
+                self.admission.leave()
+
+    async def _serve(self, ticket: Ticket) -> None:
+        """Wait for a slot unless the session had one at once (a cancelled wait leaves the queue and passes on any
+        slot handed to it meanwhile), then synthesize until the session ends."""
+        if not self._holds_slot:
+            loop = asyncio.get_running_loop()
+            joined = loop.time()
+            admitted = await self.admission.wait_turn(ticket, self.queue_wait_s)
+            self._holds_slot = admitted  # set before any other await: run() gives the slot back
+            waited_s = loop.time() - joined
+            if not admitted:
+                logger.warning("session %s waited %.1f s without a slot: at capacity", self.jobs.label, waited_s)
+                self.session.refuse_at_capacity(waited_s=waited_s)
+                await self._flush()
+                return
+            logger.info("session %s admitted after %.2f s", self.jobs.label, waited_s)
+            self.session.admit(waited_s=waited_s)
+            await self._flush()
+        await self._synthesis_loop()
 
     async def _receive_loop(self) -> None:
         while True:
@@ -207,7 +246,15 @@ async def tts_session(websocket: WebSocket) -> None:
     try:
         endpoint = state.config.metrics_endpoint
         metrics = SessionMetrics(endpoint) if endpoint else None
-        await SessionSocket(websocket, engine, scheduler, lang=state.config.lang, metrics=metrics).run()
+        await SessionSocket(
+            websocket,
+            engine,
+            scheduler,
+            lang=state.config.lang,
+            admission=admission(websocket),
+            queue_wait_s=state.config.queue_wait_s,
+            metrics=metrics,
+        ).run()
     except WebSocketDisconnect:
         logger.debug("client disconnected")
 

@@ -1,4 +1,5 @@
-"""The TTS container's per-request session metrics: names, namespace and their CloudWatch EMF record.
+"""The TTS container's session metrics: names, namespace and their CloudWatch EMF records (per finished request,
+and the sessions open and queued, sampled every :data:`SESSION_GAUGE_INTERVAL_S`: the autoscaling signal).
 
 Shared by the container, which writes them (kokoro_server.session_metrics), and the CDK app's dashboard, which
 charts them: the one place their names are spelled. Stdlib only, no I/O.
@@ -16,6 +17,34 @@ REQUEST_DURATION: Final = "SessionRequestDuration"
 """Milliseconds the whole request took to synthesize."""
 AUDIO_SECONDS: Final = "SessionAudioSeconds"
 """Seconds of audio the request produced (with the duration: the real-time factor)."""
+
+
+OPEN_SESSIONS: Final = "SessionsOpen"
+"""Sessions holding a slot of the instance (at most its ``KOKORO_MAX_SESSIONS``)."""
+QUEUED_SESSIONS: Final = "SessionsQueued"
+"""Sessions waiting in the instance's admission queue for a slot: above 0, the instance is short of capacity."""
+SESSION_GAUGE_INTERVAL_S: Final = 10.0
+"""How often the container samples :data:`OPEN_SESSIONS` and :data:`QUEUED_SESSIONS` (high-resolution metrics, so an
+alarm or a scaling policy may use a 10-second period)."""
+
+
+def sessions_emf_record(endpoint: str, *, open_sessions: int, queued_sessions: int, now_ms: int) -> dict[str, Any]:
+    """One EMF object sampling ``endpoint``'s sessions: open (holding a slot) and queued (waiting for one)."""
+    values = {OPEN_SESSIONS: open_sessions, QUEUED_SESSIONS: queued_sessions}
+    return {
+        "_aws": {
+            "Timestamp": now_ms,
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": NAMESPACE,
+                    "Dimensions": [[DIMENSION]],
+                    "Metrics": [{"Name": name, "Unit": "Count", "StorageResolution": 1} for name in values],
+                }
+            ],
+        },
+        DIMENSION: endpoint,
+        **values,
+    }
 
 
 def emf_record(
