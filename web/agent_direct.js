@@ -116,6 +116,11 @@ export class AgentDirectClient {
     this.sentCancels = [];
   }
 
+  /** Start over: later turns go to a fresh AgentCore session id, a conversation the agent has no history of. */
+  newConversation() {
+    this.sessionId = newSessionId();
+  }
+
   /**
    * Run one turn; resolves when its stream ends. `lang` (a code or voice letter; null: the voice's own) goes into
    * the payload as its code, as the gateway route sends it; a language Kokoro does not speak throws a TypeError

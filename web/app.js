@@ -35,6 +35,7 @@ const ui = {
   lang: /** @type {HTMLSelectElement} */ ($("lang")),
   send: /** @type {HTMLButtonElement} */ ($("send")),
   stop: /** @type {HTMLButtonElement} */ ($("stop")),
+  newConversation: /** @type {HTMLButtonElement} */ ($("new-conversation")),
   who: $("who"),
   connection: $("connection"),
   connectionText: $("connection-text"),
@@ -357,6 +358,7 @@ function followPlayback() {
  */
 function setRunning(running) {
   ui.send.disabled = running;
+  ui.newConversation.disabled = running;
   ui.stop.disabled = !running && !player.playing;
   if (!running) afterPlayback();
 }
@@ -523,6 +525,32 @@ function stopTurn() {
   renderMetrics(view);
 }
 
+/**
+ * New conversation: the agent forgets the turns so far (the gateway's newConversation, or a fresh session id on the
+ * direct route); the page clears them. Send waits for the gateway's answer, so the next turn cannot reach the old
+ * conversation. Not offered while a turn runs (a running turn would keep its own conversation anyway).
+ * @param {Awaited<ReturnType<typeof loadConfig>>} config
+ */
+async function startOver(config) {
+  showNotice(null);
+  ui.send.disabled = true;
+  ui.newConversation.disabled = true;
+  try {
+    if (route() === "direct") direct?.newConversation();
+    else await ensureClient(config).newConversation();
+    player.stop();
+    turn = null;
+    ui.turns.replaceChildren();
+    ui.empty.hidden = false;
+    conversations += 1;
+  } catch (err) {
+    showNotice(err instanceof Error ? err.message : String(err));
+  } finally {
+    setRunning(false);
+    ui.prompt.focus();
+  }
+}
+
 /** Mobile browsers keep audio locked until a gesture: resume the context and play silence inside the first tap. */
 function unlockAudio() {
   if (audioUnlocked && player.context?.state === "running") return;
@@ -533,6 +561,9 @@ function unlockAudio() {
     console.warn("relay: audio could not be unlocked:", err);
   }
 }
+
+/** New conversations started from this page (test hook). */
+let conversations = 0;
 
 /** Page Lifecycle events seen (test hook: a frozen page really was frozen). */
 const lifecycle = { freeze: 0, resume: 0, hidden: 0, shown: 0 };
@@ -562,6 +593,7 @@ async function main() {
     }
   });
   ui.stop.addEventListener("click", stopTurn);
+  ui.newConversation.addEventListener("click", () => void startOver(config));
   for (const type of ["pointerdown", "touchend", "keydown"]) {
     document.addEventListener(type, unlockAudio, { capture: true, passive: true });
   }
@@ -593,5 +625,6 @@ Object.assign(window, {
     audio: () => ({ unlocked: audioUnlocked, state: player.context?.state ?? "none" }),
     wakeLock,
     lifecycle,
+    conversations: () => conversations,
   },
 });

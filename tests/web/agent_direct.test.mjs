@@ -119,3 +119,16 @@ test("direct: word timings are asked for, surfaced in order, and a cancel carrie
   await client.cancel(1500.4);
   assert.deepEqual(JSON.parse(requests[1].init.body), { action: "cancel", request_id: "t-3", played_ms: 1500 });
 });
+
+test("direct: newConversation() sends later turns under a fresh session id", async () => {
+  const requests = [];
+  const client = new AgentDirectClient({ endpoint: "/a", onEvent: () => undefined, fetchImpl: fakeFetch(turnBody, 4096, requests) });
+  await client.run({ prompt: "hi", turnId: "t-1" });
+  await client.run({ prompt: "again", turnId: "t-2" });
+  client.newConversation();
+  await client.run({ prompt: "over", turnId: "t-3" });
+  const sessions = requests.map((r) => r.init.headers[AGENTCORE_SESSION_HEADER]);
+  assert.equal(sessions[0], sessions[1], "one conversation until told otherwise");
+  assert.notEqual(sessions[2], sessions[1]);
+  assert.equal(sessions[2], client.sessionId);
+});

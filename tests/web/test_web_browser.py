@@ -435,3 +435,32 @@ def test_a_prompt_too_long_to_send_is_refused_with_a_notice_and_given_back(clien
     assert page.input_value("#prompt") == wide
     assert [m for m in wire.sent_actions() if m.get("action") == "sendMessage"] == []
     assert page.get_attribute("#connection", "data-state") == "open"
+
+
+def test_new_conversation_button_starts_a_conversation_the_model_has_no_history_of(
+    client_page: ClientPage, stack: RelayStack
+) -> None:
+    page, wire = client_page.page, client_page.wire
+
+    def model_saw() -> list[tuple[str, str]]:
+        request = stack.bedrock.last_request
+        assert request is not None, "the agent never called the model"
+        return [(message.role, message.text) for message in request.messages]
+
+    for prompt in (SHORT_PROMPT, "A second turn follows it."):
+        send(page, prompt)
+        assert wait_for_end(page) == "completed"
+    said = [text for role, text in model_saw() if role == "user"]
+    assert said[-2:] == [SHORT_PROMPT, "A second turn follows it."], "the conversation goes on before"
+
+    page.get_by_role("button", name="New conversation").click()
+    page.wait_for_function("() => window.relayApp.conversations() === 1", timeout=30_000)
+    assert page.locator("#turns .turn").count() == 0 and page.is_visible("#empty")
+    send(page, "After starting over.")
+    assert wait_for_end(page) == "completed"
+    assert model_saw() == [("user", "After starting over.")]
+
+    actions = [m["action"] for m in wire.sent_actions()]
+    assert actions == ["sendMessage", "sendMessage", "newConversation", "sendMessage"]
+    assert {"type": "conversation_started"} in [json.loads(m) for m in wire.received]
+    screenshot(page, "web-client-new-conversation.png")
