@@ -1,23 +1,20 @@
-"""First sound on a real server with the real model: the silence and first-fragment policies on every transport,
-and admission (a full instance refuses new sessions with 1013 and says busy on /ping)."""
+"""First sound on a real server with the real model: the silence and first-fragment policies on every transport.
+(A full instance's admission queue: test_server_admission.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import httpx
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
 
 from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
 from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
-from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.speech_options import SpeechOptions
 from relay_core.tts.client import AudioReceived, RequestEnded, TtsClientSession
 from relay_core.tts.messages import SynthesisComplete, Synthesize
@@ -83,35 +80,3 @@ def test_every_transport_speaks_by_the_same_policy(onnx_engine: Engine, tts_serv
     # the pause between the two requests is a sentence pause, and no silence inside the reply is long
     assert max(gaps) <= 450
     assert any(200 <= gap <= 450 for gap in gaps)
-
-
-async def refused_code(url: str) -> int | None:
-    async with connect(url, open_timeout=60) as ws:
-        try:
-            await asyncio.wait_for(ws.recv(), 30)
-        except ConnectionClosed:
-            pass
-        return ws.close_code
-
-
-def test_a_full_instance_refuses_new_sessions_with_1013_and_says_busy(onnx_engine: Engine, serve_tts: Any) -> None:
-    async def scenario(url: str, http_url: str) -> None:
-        async with httpx.AsyncClient(base_url=http_url, timeout=30) as http:
-            assert (await http.get("/ping")).json()["status"] == "healthy"
-            async with connect(url, open_timeout=60) as holder:
-                await holder.send(TtsClientSession().synthesize(Synthesize(text="Yes.", request_id="held")))
-                await holder.recv()  # synthesis_start: the session is being served
-                assert await refused_code(url) == TRY_AGAIN_LATER
-                ping = await http.get("/ping")
-                assert ping.status_code == 200  # SageMaker would take a non-200 ping for an unhealthy container
-                assert ping.json() == {"status": "busy", "sessions": 1, "max_sessions": 1}
-            deadline = time.monotonic() + 30
-            while (await http.get("/ping")).json()["status"] != "healthy":
-                assert time.monotonic() < deadline, "the session's slot was not given back"
-                await asyncio.sleep(0.05)
-        pcm = await session_pcm(url, ["Yes."])
-        assert pcm["r0"]
-
-    with serve_tts(onnx_engine, max_sessions=1) as server:
-        asyncio.run(asyncio.wait_for(scenario(server.ws_url, server.http_url), 120))
-        assert server.app.state.admission.stats().refused == 1
