@@ -54,11 +54,17 @@ def test_cleanup_parts_selection() -> None:
 
     assert request() == {"dry_run": False}
     assert request(all=True)["parts"] == dict.fromkeys(
-        ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository"), True
+        ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "history_bucket", "ecr_repository"), True
     )
-    assert request(parts="weights_bucket", dry_run=True) == {
+    assert request(parts="weights_bucket,history_bucket", dry_run=True) == {
         "dry_run": True,
-        "parts": {"agent_runtime": False, "sagemaker_endpoint": False, "weights_bucket": True, "ecr_repository": False},
+        "parts": {
+            "agent_runtime": False,
+            "sagemaker_endpoint": False,
+            "weights_bucket": True,
+            "history_bucket": True,
+            "ecr_repository": False,
+        },
     }
     with pytest.raises(ValueError, match="unknown part"):
         request(parts="database")

@@ -29,7 +29,7 @@ from relay_functions.ops.errors import OpsError
 from relay_functions.ops.placeholders import definition_path, substitute
 
 NAME = "ops"
-PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "ecr_repository")
+PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "history_bucket", "ecr_repository")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -278,10 +278,10 @@ def cleanup_command(args: argparse.Namespace) -> int:
         seed_deployment,
     )
 
-    request.setdefault("parts", {p: p not in {"weights_bucket", "ecr_repository"} for p in PARTS})
+    request.setdefault("parts", {p: p not in {"weights_bucket", "history_bucket", "ecr_repository"} for p in PARTS})
     request["parts"]["agent_runtime"] = False  # no AgentCore control plane in moto
     _quiet_task_logs()
-    _say("local: a simulated deployment in moto (endpoint, config, model, weights bucket, ECR repository)")
+    _say("local: a simulated deployment in moto (endpoint, config, model, weights and history buckets, ECR repository)")
     for name, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",

@@ -72,6 +72,7 @@ LOCAL_NAMES: Final[dict[str, str]] = {
     "ModelName": "kokoro-relay-tts-model",
     "AgentRuntimeId": "kokoro_relay_agent-AbCdEf1234",
     "WeightsBucketName": "kokoro-relay-weights-local",
+    "HistoryBucketName": "kokoro-relay-history-local",
     "EcrRepositoryName": "kokoro-relay",
     "AuditReportBucketName": "kokoro-relay-audit-local",
     "AuditTopicArn": f"arn:aws:sns:{REGION}:{ACCOUNT}:kokoro-relay-audit",
@@ -96,8 +97,9 @@ def local_values() -> dict[str, str]:
 
 def seed_deployment(names: dict[str, str] = LOCAL_NAMES, *, endpoint_url: str | None = None) -> None:
     """Create in moto what a deployment leaves billable: the SageMaker model, endpoint config and endpoint, a
-    versioned weights bucket holding several versions and a delete marker, an ECR repository with an image; all
-    tagged ``Project=kokoro-relay``. (AgentCore has no moto backend: the runtime is not simulated here.)"""
+    versioned weights bucket holding several versions and a delete marker, a conversation-history bucket holding
+    a conversation in Strands' layout, an ECR repository with an image; all tagged ``Project=kokoro-relay``.
+    (AgentCore has no moto backend: the runtime is not simulated here.)"""
     sm = boto3.client("sagemaker", region_name=REGION, endpoint_url=endpoint_url)
     sm.create_model(
         ModelName=names["ModelName"],
@@ -126,6 +128,12 @@ def seed_deployment(names: dict[str, str] = LOCAL_NAMES, *, endpoint_url: str | 
         s3.put_object(Bucket=bucket, Key="kokoro/kokoro-v1_0.pth", Body=f"weights v{i}".encode())
     s3.put_object(Bucket=bucket, Key="kokoro/config.json", Body=b"{}")
     s3.delete_object(Bucket=bucket, Key="kokoro/config.json")  # a delete marker over an old version
+    history = names["HistoryBucketName"]
+    s3.create_bucket(Bucket=history)
+    s3.put_bucket_tagging(Bucket=history, Tagging={"TagSet": PROJECT_TAGS})
+    conversation = "conversations/session_kokoro-relay-conversation-0123456789abcdef0123456789abcdef/"
+    for key in ("session.json", "agents/agent_voice/agent.json", "agents/agent_voice/messages/message_0.json"):
+        s3.put_object(Bucket=history, Key=conversation + key, Body=b"{}")
     ecr = boto3.client("ecr", region_name=REGION, endpoint_url=endpoint_url)
     ecr.create_repository(repositoryName=names["EcrRepositoryName"], tags=PROJECT_TAGS)
     ecr.put_image(

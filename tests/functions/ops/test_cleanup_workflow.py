@@ -23,7 +23,13 @@ from relay_local.ops_workflows import InProcessLambdas, WorkflowRun, function_ar
 from .conftest import REPO_ROOT, TEST_VALUES
 from .fakes import InMemoryAgentRuntimes, crash_first_call
 
-EVERYTHING = {"agent_runtime": True, "sagemaker_endpoint": True, "weights_bucket": True, "ecr_repository": True}
+EVERYTHING = {
+    "agent_runtime": True,
+    "sagemaker_endpoint": True,
+    "weights_bucket": True,
+    "history_bucket": True,
+    "ecr_repository": True,
+}
 
 
 @pytest.fixture
@@ -36,8 +42,8 @@ def agentcore(monkeypatch: pytest.MonkeyPatch) -> InMemoryAgentRuntimes:
 
 @pytest.fixture
 def deployment(lambdas: InProcessLambdas, agentcore: InMemoryAgentRuntimes) -> None:
-    """A deployed stack in moto: model, endpoint config, endpoint, a versioned weights bucket, an ECR repository;
-    and the AgentCore runtime in the in-memory control plane."""
+    """A deployed stack in moto: model, endpoint config, endpoint, a versioned weights bucket, a history bucket
+    holding a conversation, an ECR repository; and the AgentCore runtime in the in-memory control plane."""
     seed_deployment()
 
 
@@ -65,6 +71,7 @@ def test_default_cleanup_removes_runtime_and_endpoint_and_keeps_the_bucket_and_i
         "agent_runtime": True,
         "sagemaker_endpoint": True,
         "weights_bucket": False,
+        "history_bucket": False,
         "ecr_repository": False,
     }
     assert agentcore.runtimes == {}
@@ -76,7 +83,11 @@ def test_default_cleanup_removes_runtime_and_endpoint_and_keeps_the_bucket_and_i
     assert "WaitForAgentRuntime" in run.states  # the runtime was DELETING for a read: the workflow waited
     assert boto3.client("sagemaker").list_endpoints()["Endpoints"] == []
     assert boto3.client("sagemaker").list_models()["Models"] == []
-    assert named(report["billable"]) == {TEST_VALUES["WeightsBucketName"], TEST_VALUES["EcrRepositoryName"]}
+    assert named(report["billable"]) == {
+        TEST_VALUES["WeightsBucketName"],
+        TEST_VALUES["HistoryBucketName"],
+        TEST_VALUES["EcrRepositoryName"],
+    }
     assert report["nothing_billable_left"] is False
     assert report["requested_remaining"] == []
 
@@ -95,6 +106,7 @@ def test_dry_run_lists_what_would_go_and_deletes_nothing(
             "EndpointConfigName",
             "ModelName",
             "WeightsBucketName",
+            "HistoryBucketName",
             "EcrRepositoryName",
         )
     }
@@ -110,8 +122,37 @@ def test_cleanup_of_everything_leaves_nothing_billable(
     assert run.status == "SUCCEEDED", run.cause
     assert run.output["nothing_billable_left"] is True
     assert run.output["remaining"] == []
-    assert TEST_VALUES["WeightsBucketName"] not in [b["Name"] for b in boto3.client("s3").list_buckets()["Buckets"]]
+    buckets = [b["Name"] for b in boto3.client("s3").list_buckets()["Buckets"]]
+    assert TEST_VALUES["WeightsBucketName"] not in buckets
+    assert TEST_VALUES["HistoryBucketName"] not in buckets, "every user's stored conversations go with it"
     assert boto3.client("ecr").describe_repositories()["repositories"] == []
+
+
+def test_the_history_bucket_goes_only_when_asked_and_takes_every_conversation(
+    deployment: None, agentcore: InMemoryAgentRuntimes, definition: Callable[..., str]
+) -> None:
+    s3 = boto3.client("s3")
+    history = TEST_VALUES["HistoryBucketName"]
+    assert s3.list_objects_v2(Bucket=history)["KeyCount"] == 3  # a stored conversation
+    run = cleanup(definition, {"parts": {"history_bucket": True, "agent_runtime": False, "sagemaker_endpoint": False}})
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.output["done"] is True
+    assert "EmptyHistoryBucket" in run.states and "EmptyWeightsBucket" not in run.states
+    buckets = [b["Name"] for b in s3.list_buckets()["Buckets"]]
+    assert history not in buckets and TEST_VALUES["WeightsBucketName"] in buckets
+
+
+def test_a_history_bucket_that_cannot_be_emptied_fails_naming_it(
+    deployment: None, lambdas: InProcessLambdas, agentcore: InMemoryAgentRuntimes, definition: Callable[..., str]
+) -> None:
+    lambdas.handlers[function_arn("CleanupBucketFunctionArn")] = crash_first_call(bucket_handler)
+    only_history = {"history_bucket": True, "agent_runtime": False, "sagemaker_endpoint": False}
+    first = cleanup(definition, {"parts": only_history})
+    assert first.status == "FAILED"
+    assert first.error == "EmptyHistoryBucket.Failed"
+    second = cleanup(definition, {"parts": only_history})
+    assert second.status == "SUCCEEDED", second.cause
+    assert second.output["done"] is True
 
 
 def test_a_cleanup_interrupted_half_way_finishes_when_run_again(

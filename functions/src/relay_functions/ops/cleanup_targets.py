@@ -33,6 +33,8 @@ class Part(StrEnum):
     AGENT_RUNTIME = "agent_runtime"
     SAGEMAKER_ENDPOINT = "sagemaker_endpoint"
     WEIGHTS_BUCKET = "weights_bucket"
+    HISTORY_BUCKET = "history_bucket"
+    """The voice agent's conversation-history bucket: every user's stored conversations."""
     ECR_REPOSITORY = "ecr_repository"
 
 
@@ -40,9 +42,11 @@ DEFAULT_PARTS: Final[dict[Part, bool]] = {
     Part.AGENT_RUNTIME: True,
     Part.SAGEMAKER_ENDPOINT: True,
     Part.WEIGHTS_BUCKET: False,
+    Part.HISTORY_BUCKET: False,
     Part.ECR_REPOSITORY: False,
 }
-"""The runtime and the endpoint go by default; the weights cache and the images only when asked explicitly."""
+"""The runtime and the endpoint go by default; the weights cache, the users' conversations and the images only when
+asked explicitly (the conversations also expire by the history bucket's lifecycle rule)."""
 
 CDK_ASSET_REPOSITORY: Final = re.compile(r"cdk-[a-z0-9]+-container-assets-")
 """The name of a CDK bootstrap's image repository (``cdk-<qualifier>-container-assets-<account>-<region>``,
@@ -61,6 +65,7 @@ class CleanupNames:
     endpoint_config: str
     model: str
     weights_bucket: str
+    history_bucket: str
     repository: str
 
     @classmethod
@@ -82,6 +87,7 @@ class CleanupNames:
                 (ResourceKind.MODEL, self.model),
             ],
             Part.WEIGHTS_BUCKET: [(ResourceKind.BUCKET, self.weights_bucket)],
+            Part.HISTORY_BUCKET: [(ResourceKind.BUCKET, self.history_bucket)],
             Part.ECR_REPOSITORY: [(ResourceKind.REPOSITORY, self.repository)],
         }[part]
 

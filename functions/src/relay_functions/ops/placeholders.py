@@ -34,6 +34,7 @@ PLACEHOLDERS: Final[dict[str, str]] = {
     "ModelName": "name of the SageMaker model the endpoint configuration uses",
     "AgentRuntimeId": "id of the AgentCore runtime hosting the voice agent (not the ARN)",
     "WeightsBucketName": "name of the S3 bucket caching the Kokoro weights (removed only when asked explicitly)",
+    "HistoryBucketName": "name of the S3 bucket keeping the agent's conversations (removed only when asked explicitly)",
     "EcrRepositoryName": "name of the ECR repository holding the container images (removed only when asked explicitly)",
     "AuditReportBucketName": "name of the S3 bucket the dependency audit writes its JSON reports to",
     "AuditTopicArn": "ARN of the SNS topic notified when the dependency audit finds something",

@@ -10,7 +10,7 @@ cleanup workflow deletes it when asked (``history_bucket``).
 
 from __future__ import annotations
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import CfnOutput, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -23,8 +23,24 @@ HISTORY_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 checks DeleteObject per key)."""
 
 
+def history_bucket_exports(agent_stack_name: str) -> tuple[str, str]:
+    """The export names of the history bucket's name and ARN (``<Agent stack>-HistoryBucketName`` / ``...Arn``):
+    fixed, so the Ops stack (the cleanup) and its cdk-nag acknowledgments can spell them. Their values never change:
+    an update never replaces the bucket."""
+    return f"{agent_stack_name}-HistoryBucketName", f"{agent_stack_name}-HistoryBucketArn"
+
+
+def import_history_bucket(scope: Construct, agent_stack_name: str) -> s3.IBucket:
+    """The history bucket in a stack other than the Agent stack, through :func:`history_bucket_exports`."""
+    name_export, arn_export = history_bucket_exports(agent_stack_name)
+    return s3.Bucket.from_bucket_attributes(
+        scope, "ConversationHistory", bucket_name=Fn.import_value(name_export), bucket_arn=Fn.import_value(arn_export)
+    )
+
+
 class ConversationHistory(Construct):
-    """The history bucket, and :meth:`grant` for the agent's role: its prefix only."""
+    """The history bucket (its name and ARN exported: :func:`history_bucket_exports`), and :meth:`statements` for
+    the agent's role: its prefix only."""
 
     def __init__(self, scope: Construct, construct_id: str, *, access_logs: s3.IBucket) -> None:
         super().__init__(scope, construct_id)
@@ -48,6 +64,9 @@ class ConversationHistory(Construct):
             ],
             removal_policy=RemovalPolicy.RETAIN,
         )
+        name_export, arn_export = history_bucket_exports(Stack.of(self).stack_name)
+        CfnOutput(self, "BucketNameExport", value=self.bucket.bucket_name, export_name=name_export)
+        CfnOutput(self, "BucketArnExport", value=self.bucket.bucket_arn, export_name=arn_export)
 
     def statements(self) -> list[iam.PolicyStatement]:
         """What the agent's role may do: read, write and delete the conversations under the prefix, and list
@@ -69,4 +88,4 @@ class ConversationHistory(Construct):
         return f"Resource::<{logical_id(self.bucket)}.Arn>/{self.prefix}*"
 
 
-__all__ = ["HISTORY_ACTIONS", "ConversationHistory"]
+__all__ = ["HISTORY_ACTIONS", "ConversationHistory", "history_bucket_exports", "import_history_bucket"]

@@ -25,6 +25,7 @@ from constructs import Construct
 from relay_functions.ops import placeholders
 from relay_functions.ops.cleanup_targets import is_cdk_asset_repository
 from relay_infra.config import RelayConfig
+from relay_infra.constructs.conversation_history import history_bucket_exports, import_history_bucket
 from relay_infra.constructs.python_function import RelayFunction
 from relay_infra.constructs.secure_bucket import SecureBucket
 from relay_infra.constructs.workflow import Workflow
@@ -75,6 +76,9 @@ class OpsStack(Stack):
         self._endpoint_arns = [tts.endpoint_arn, tts.endpoint_config_arn, tts.model_arn]
         self._runtime_arns = [runtime.agent_runtime_arn, f"{runtime.agent_runtime_arn}/runtime-endpoint/DEFAULT"]
         self._weights_bucket = weights_bucket
+        self._history_bucket = import_history_bucket(self, agent.stack_name)
+        self._history_objects_nag = f"Resource::{history_bucket_exports(agent.stack_name)[1]}/*"
+        """The agent's conversation-history bucket (the cleanup's ``history_bucket`` part)."""
         self._repository = tts.image.repository
         self._images = (tts.image, agent.image)
         """What the dependency audit scans: the Kokoro image and the agent image, each in its own repository."""
@@ -127,6 +131,7 @@ class OpsStack(Stack):
                 "ModelName": tts.model_name,
                 "AgentRuntimeId": runtime.agent_runtime_id,
                 "WeightsBucketName": weights_bucket.bucket_name,
+                "HistoryBucketName": self._history_bucket.bucket_name,
                 "EcrRepositoryName": self._repository.repository_name,
                 "AuditReportBucketName": self.reports.bucket_name,
                 "AuditTopicArn": alerts.topic_arn,
@@ -225,19 +230,19 @@ class OpsStack(Stack):
                 iam.PolicyStatement(actions=["ecr:DescribeRepositories"], resources=[self._repository.repository_arn])
             )
             role.add_to_policy(
-                iam.PolicyStatement(actions=["s3:ListBucket"], resources=[self._weights_bucket.bucket_arn])
+                iam.PolicyStatement(actions=["s3:ListBucket"], resources=[b.bucket_arn for b in self._buckets()])
             )
         elif name == "cleanup_bucket":
             role.add_to_policy(
                 iam.PolicyStatement(
                     actions=["s3:ListBucket", "s3:ListBucketVersions", "s3:DeleteBucket"],
-                    resources=[self._weights_bucket.bucket_arn],
+                    resources=[b.bucket_arn for b in self._buckets()],
                 )
             )
             role.add_to_policy(
                 iam.PolicyStatement(
                     actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
-                    resources=[self._weights_bucket.arn_for_objects("*")],
+                    resources=[b.arn_for_objects("*") for b in self._buckets()],
                 )
             )
         elif name == "smoke_gateway" and self._smoke_secret_arn:
@@ -270,9 +275,13 @@ class OpsStack(Stack):
                 "Object keys, runtime endpoint names and (for the inventory) tagged resources are only known at "
                 "run time; tag:GetResources has no resource-level permission. Every other statement names this "
                 "deployment's resources.",
-                ("Resource::*", self._weights_objects_nag),
+                ("Resource::*", self._weights_objects_nag, self._history_objects_nag),
             ),
         )
+
+    def _buckets(self) -> list[s3.IBucket]:
+        """The buckets the cleanup may empty and delete when asked: the weights cache and the conversations."""
+        return [self._weights_bucket, self._history_bucket]
 
     def _repository_is_shared(self) -> bool:
         """Whether the images live in the CDK bootstrap's repository (built from a Dockerfile, not
