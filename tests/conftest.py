@@ -48,10 +48,18 @@ and each of these tests sets up moto and its variables itself and puts them back
 ``aws``). Without them the process-env group was 133 of the quick selection's 179 test seconds, on one worker."""
 
 
+SPLIT_PATHS = ("tests/cli/test_relay_commands.py", "tests/cli/test_cli_sweep.py")
+"""Files of a few costly tests with no module fixture (each starts ``relay up``, a model or a sweep of processes):
+each test function is a group of its own, so the two workers can share them."""
+
+
 def worker_group(nodeid: str) -> str:
-    """The group a test runs in under pytest-xdist: the process-env group, a shared-setup group, or else its own
-    file (so module fixtures are built once). Groups run whole, in collection order, on one worker."""
+    """The group a test runs in under pytest-xdist: the process-env group, a shared-setup group, one test function
+    of :data:`SPLIT_PATHS`, or else its own file (so module fixtures are built once). Groups run whole, in
+    collection order, on one worker."""
     path = nodeid.split("::", 1)[0]
+    if path.startswith(SPLIT_PATHS):
+        return nodeid.split("[", 1)[0]
     if os.environ.get(QUICK_ENV):
         for prefix, group in QUICK_SPLIT_PATHS.items():
             if path.startswith(prefix):
@@ -73,7 +81,28 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return worker_group(nodeid)
 
+    if not os.environ.get(QUICK_ENV):
+        config.option.loadscopereorder = False  # the groups go out in the order heaviest_groups_first gave them
     return GroupScheduling(config, log)
+
+
+HEAVY_MARKERS = ("slow", "model", "browser", "processes")
+"""A test with one of these markers loads a model, starts Chromium or other processes: seconds, not milliseconds."""
+
+
+def heaviest_groups_first(items: list[pytest.Item]) -> None:
+    """Order ``items`` group by group (:func:`worker_group`), the groups with the most :data:`HEAVY_MARKERS` tests
+    first, then the most tests (each group's own order kept): the workers take the long groups first and share out
+    the many short ones at the end, instead of one worker running a long group alone while the other is idle."""
+    groups: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(worker_group(item.nodeid), []).append(item)
+
+    def weight(group: list[pytest.Item]) -> tuple[int, int]:
+        heavy = sum(1 for item in group if any(item.get_closest_marker(name) for name in HEAVY_MARKERS))
+        return -heavy, -len(group)
+
+    items[:] = [item for group in sorted(groups.values(), key=weight) for item in group]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -122,6 +151,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path.startswith(PROCESS_PATHS):
             item.add_marker(pytest.mark.processes)
     if not os.environ.get(QUICK_ENV):
+        if hasattr(config, "workerinput"):  # an xdist worker: the controller schedules groups in this order
+            heaviest_groups_first(items)
         return
     kept: list[pytest.Item] = []
     left_out: list[pytest.Item] = []
