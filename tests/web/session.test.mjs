@@ -203,7 +203,7 @@ test("session: newConversation() is pending until conversation_started, which to
   session.sendMessage({ prompt: "hi", turnId: "t-1" });
   assert.deepEqual(JSON.parse(session.newConversation()), { action: "newConversation" });
   assert.equal(session.conversationPending, true);
-  assert.deepEqual(session.receive(JSON.stringify({ type: "conversation_started" })), [{ type: "conversation_started" }]);
+  assert.deepEqual(session.receive(JSON.stringify({ type: "conversation_started" })), [{ type: "new_conversation_started" }]);
   assert.equal(session.conversationPending, false);
   assert.equal(session.turns.get("t-1").phase, "sent");
 });

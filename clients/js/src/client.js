@@ -303,7 +303,7 @@ export class RelayClient extends Emitter {
     this.emit("event", event);
     if (event.type === "rejected") this.emit("rejected", { code: event.code, message: event.message, turnId: event.turnId });
     if (event.type === "protocol_error") this.emit("protocolError", { message: event.message });
-    if (event.type === "conversation_started") {
+    if (event.type === "new_conversation_started") {
       for (const waiter of this._conversationWaiters.splice(0)) waiter.resolve();
       this.emit("conversationStarted", {});
     }

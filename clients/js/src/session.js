@@ -24,7 +24,7 @@ import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
  *   | {type: "duplicate_ignored", turnId: string, seq: number}
- *   | {type: "conversation_started"}
+ *   | {type: "new_conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
 
@@ -235,7 +235,7 @@ export class ClientSession {
 
   /**
    * The `newConversation` to send: the user's next turns start a conversation the agent has no history of.
-   * Send the next sendMessage once the `conversation_started` event came (`conversationPending` is false again).
+   * Send the next sendMessage once the `new_conversation_started` event came (`conversationPending` is false again).
    * @returns {string}
    */
   newConversation() {
@@ -286,7 +286,7 @@ export class ClientSession {
     }
     if (msg.type === "conversation_started") {
       this.conversationPending = false;
-      return [{ type: "conversation_started" }];
+      return [{ type: "new_conversation_started" }];
     }
     if (msg.type === "error" && !("seq" in msg)) return this._onRejected(msg);
     if (!validTurnId(msg.turn_id) || !Number.isInteger(msg.seq) || msg.seq < 0) {

@@ -48,7 +48,7 @@ export function utf8Length(text: string): number;
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
  *   | {type: "duplicate_ignored", turnId: string, seq: number}
- *   | {type: "conversation_started"}
+ *   | {type: "new_conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
 /**
@@ -187,7 +187,7 @@ export class ClientSession {
     cancel(turnId?: string | null, playedMs?: number | null): string;
     /**
      * The `newConversation` to send: the user's next turns start a conversation the agent has no history of.
-     * Send the next sendMessage once the `conversation_started` event came (`conversationPending` is false again).
+     * Send the next sendMessage once the `new_conversation_started` event came (`conversationPending` is false again).
      * @returns {string}
      */
     newConversation(): string;
@@ -289,7 +289,7 @@ export type ClientEvent = {
     turnId: string;
     seq: number;
 } | {
-    type: "conversation_started";
+    type: "new_conversation_started";
 } | {
     type: "protocol_error";
     message: string;
