@@ -53,13 +53,20 @@ SPLIT_PATHS = ("tests/cli/test_relay_commands.py", "tests/cli/test_cli_sweep.py"
 each test function is a group of its own, so the two workers can share them."""
 
 
+ENGINE_SPLIT_PATHS = ("tests/kokoro/test_server_ws.py",)
+"""Files whose tests all run on each engine (a module fixture parametrized ``onnx``/``torch``, the first part of
+each test's id): each engine's tests are a group of their own (each builds its own module fixture anyway)."""
+
+
 def worker_group(nodeid: str) -> str:
     """The group a test runs in under pytest-xdist: the process-env group, a shared-setup group, one test function
-    of :data:`SPLIT_PATHS`, or else its own file (so module fixtures are built once). Groups run whole, in
-    collection order, on one worker."""
+    of :data:`SPLIT_PATHS`, one engine's tests of :data:`ENGINE_SPLIT_PATHS`, or else its own file (so module
+    fixtures are built once). Groups run whole, in collection order, on one worker."""
     path = nodeid.split("::", 1)[0]
     if path.startswith(SPLIT_PATHS):
         return nodeid.split("[", 1)[0]
+    if path.startswith(ENGINE_SPLIT_PATHS) and "[" in nodeid:
+        return f"{path}[{nodeid.split('[', 1)[1].split('-', 1)[0].rstrip(']')}]"
     if os.environ.get(QUICK_ENV):
         for prefix, group in QUICK_SPLIT_PATHS.items():
             if path.startswith(prefix):
