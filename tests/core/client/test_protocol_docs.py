@@ -47,6 +47,7 @@ TURN_SCHEMAS = {
     "AgentEnd": "agent_end",
     "TurnError": "error",
     "WordTimings": "word_timings",
+    "SpeechWaiting": "speech_waiting",
 }
 
 

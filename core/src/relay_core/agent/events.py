@@ -2,7 +2,8 @@
 and the payload it accepts.
 
 Order of one turn: ``agent_start``; then interleaved ``text_delta`` (seq 0,1,2,...) and audio
-(``audio_stream_start`` once, ``audio_chunk`` seq 0,1,2,..., ``audio_stream_end``); finally exactly one of
+(``audio_stream_start`` once, ``audio_chunk`` seq 0,1,2,..., ``audio_stream_end``), with at most one
+``speech_waiting`` before any audio when the speech has to wait for the TTS service; finally exactly one of
 ``agent_end`` or ``error``. Every event carries ``request_id``.
 """
 
@@ -38,6 +39,7 @@ class AgentEventType(StrEnum):
     AUDIO_STREAM_END = "audio_stream_end"
     AGENT_END = "agent_end"
     ERROR = "error"
+    SPEECH_WAITING = "speech_waiting"
 
 
 class TurnMode(StrEnum):
@@ -68,9 +70,9 @@ class AgentErrorCode(StrEnum):
     TTS_FAILED = "tts_failed"
     """The TTS session was lost (after the one reconnect), or sentences could not be spoken."""
     TTS_AT_CAPACITY = "tts_at_capacity"
-    """Speech is at capacity: the TTS service turned every session away as full (1013, try again later) for the
-    agent's whole wait (``TTS_CAPACITY_WAIT_S``); the text was delivered, the rest of the speech was not. Retry
-    in a little while."""
+    """Speech is at capacity: the turn's TTS session waited in the service's admission queue for its whole bound
+    (``at_capacity``; or, from a container that still refuses with 1013, the agent's ``TTS_CAPACITY_WAIT_S``); the
+    text was delivered, the rest of the speech was not. Retry in a little while."""
     MODEL_FAILED = "model_failed"
     INTERNAL = "internal_error"
 
@@ -141,6 +143,17 @@ class AudioStreamEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeechWaiting:
+    """The turn's speech waits for a free slot of the TTS service (its session was ``queued``): a status a client
+    shows as "voice starting…"; audio follows when the slot frees, or the turn ends ``tts_at_capacity``. At most
+    once per turn, before any audio; ``position`` is the place in line when the session joined (1: next)."""
+
+    request_id: str
+    position: int = 1
+    type: str = field(default=AgentEventType.SPEECH_WAITING.value, init=False)
+
+
+@dataclass(frozen=True, slots=True)
 class AgentEnd:
     request_id: str
     status: str = TurnStatus.COMPLETED.value
@@ -160,7 +173,15 @@ class AgentFailed:
 
 
 AgentEvent = (
-    AgentStart | TextDelta | AudioStreamStart | AudioChunk | AudioStreamEnd | AgentEnd | AgentFailed | WordTimings
+    AgentStart
+    | TextDelta
+    | AudioStreamStart
+    | AudioChunk
+    | AudioStreamEnd
+    | AgentEnd
+    | AgentFailed
+    | WordTimings
+    | SpeechWaiting
 )
 
 _EVENT_CLASSES: dict[str, type[Any]] = {
@@ -171,6 +192,7 @@ _EVENT_CLASSES: dict[str, type[Any]] = {
     AgentEventType.AUDIO_STREAM_END: AudioStreamEnd,
     AgentEventType.AGENT_END: AgentEnd,
     AgentEventType.ERROR: AgentFailed,
+    AgentEventType.SPEECH_WAITING: SpeechWaiting,
 }
 
 TERMINAL_EVENT_TYPES = frozenset({AgentEventType.AGENT_END.value, AgentEventType.ERROR.value})
@@ -339,6 +361,7 @@ __all__ = [
     "AudioChunk",
     "AudioStreamEnd",
     "AudioStreamStart",
+    "SpeechWaiting",
     "TextDelta",
     "TurnMode",
     "TurnStatus",

@@ -33,6 +33,7 @@ from relay_core.agent.events import (
     AudioChunk,
     AudioStreamEnd,
     AudioStreamStart,
+    SpeechWaiting,
     TextDelta,
 )
 from relay_core.audio import max_pcm_bytes_for_base64
@@ -208,7 +209,7 @@ class TurnFramer:
             ]
         if isinstance(event, AudioStreamEnd):
             return [dataclasses.replace(event, request_id=tid, total_samples=self.samples)]
-        if isinstance(event, AgentEnd):
+        if isinstance(event, AgentEnd | SpeechWaiting):
             return [dataclasses.replace(event, request_id=tid)]
         message = _without_lone_surrogates(event.message)[:_MAX_ERROR_MESSAGE_CHARS]
         return [AgentFailed(tid, code=event.code[:64], message=message)]

@@ -29,6 +29,7 @@ from relay_core.agent.events import (
     AudioChunk,
     AudioStreamEnd,
     AudioStreamStart,
+    SpeechWaiting,
     TextDelta,
     TurnMode,
 )
@@ -153,6 +154,16 @@ class WordsReceived:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeechWaitingReceived:
+    """The turn's speech waits in line for the busy speech service (``speech_waiting``): show "voice starting…"
+    until its audio starts (or the turn ends ``tts_at_capacity``)."""
+
+    turn_id: str
+    seq: int
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
 class AudioEnded:
     """The turn's audio is complete."""
 
@@ -220,6 +231,7 @@ ClientEvent = (
     | GapDetected
     | DuplicateIgnored
     | NewConversationStarted
+    | SpeechWaitingReceived
 )
 
 
@@ -466,6 +478,8 @@ class ClientSession:
             return AudioStarted(tid, event.voice, event.format, event.sample_rate, event.channels)
         if isinstance(event, AudioStreamEnd):
             return AudioEnded(tid, event.total_samples or 0, event.duration_s)
+        if isinstance(event, SpeechWaiting):
+            return SpeechWaitingReceived(tid, seq, event.position)
         if isinstance(event, AgentEnd):
             outcome = TurnOutcome.CANCELLED if event.status == TurnOutcome.CANCELLED else TurnOutcome.COMPLETED
             return self._end(turn, outcome, None, None, agent_first_audio_s=event.first_audio_s)
@@ -514,6 +528,7 @@ __all__ = [
     "GapDetected",
     "NewConversationStarted",
     "Rejected",
+    "SpeechWaitingReceived",
     "TextReceived",
     "TurnEnded",
     "TurnOutcome",

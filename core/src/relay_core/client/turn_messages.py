@@ -49,6 +49,7 @@ CLIENT_FIELDS: dict[str, tuple[str, ...]] = {
     ev.AgentEventType.AUDIO_STREAM_END: ("total_chunks", "total_samples", "duration_s"),
     ev.AgentEventType.AGENT_END: ("status", "text_chars", "sentences", "first_audio_s", "elapsed_s"),
     ev.AgentEventType.ERROR: ("code", "message"),
+    ev.AgentEventType.SPEECH_WAITING: ("position",),
     WORD_TIMINGS_TYPE: ("index", "words"),
 }
 """Per event type, the fields a turn message carries after ``type``, ``turn_id`` and ``seq``, in wire order."""
@@ -166,6 +167,8 @@ def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.Agent
             first_audio_s=_get_float(obj, "first_audio_s"),
             elapsed_s=_get_float(obj, "elapsed_s", default=0.0) or 0.0,
         )
+    if kind == ev.AgentEventType.SPEECH_WAITING:
+        return ev.SpeechWaiting(turn_id, position=get_int(obj, "position", minimum=1))
     return ev.AgentFailed(
         turn_id, code=get_str(obj, "code") or ClientErrorCode.INTERNAL.value, message=get_str(obj, "message") or ""
     )
