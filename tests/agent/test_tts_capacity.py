@@ -1,24 +1,40 @@
-"""A busy speech service makes turns wait, not fail (issue 19, fault 3).
+"""A busy speech service makes turns wait their turn, not fail, on both transports (issue 19 fault 3, issue 31 §1).
 
-The real TTS container app (real int8 Kokoro model) on loopback, admitting 4 sessions at once (it closes the rest
-with 1013, try again later); 16 turns of the real turn engine at once, each over the real WebSocket transport. The
-replies are short (one sentence each) to keep the synthesis cheap on two cores."""
+The real TTS container app (real int8 Kokoro model) on loopback, serving 4 sessions at once and queueing the rest
+first come first served, told in-band (``queued``); the real turn engine over the real WebSocket transport, and
+over the real SageMaker transport through the local SageMaker front end (where a close code would only reach the
+agent as a stream error). The turns that find the container full say ``speech_waiting`` and then speak exactly what
+a turn alone speaks, in their order of arrival; past the container's bound on the wait they end ``tts_at_capacity``
+with their text complete. The replies are one short sentence each, to keep the synthesis cheap on two cores."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import boto3
+import httpx
 import pytest
 
-from relay_core.agent.events import AgentEnd, AgentErrorCode, AgentEvent, AgentFailed, AudioChunk, TextDelta
+from relay_core.agent.events import (
+    AgentEnd,
+    AgentErrorCode,
+    AgentEvent,
+    AgentFailed,
+    AudioChunk,
+    SpeechWaiting,
+    TextDelta,
+)
 from relay_core.audio import b64decode
+from relay_local.sagemaker_frontend import SageMakerFrontEnd
 from relay_transport.base import TtsConnection, TtsTransport
-from relay_transport.errors import TtsConnectionClosed
+from relay_transport.sagemaker import SageMakerTransport
 from relay_transport.ws import WsTransport
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
 
@@ -27,51 +43,62 @@ pytestmark = pytest.mark.slow
 SESSIONS = 4
 TURNS = 16
 REPLIES = ["Hi there.", "Good morning.", "Yes, of course.", "See you soon."]
+HANG_S = 120.0
+"""Deadlines that only catch a hang (a crowd of turns on a machine running other tests can take a while)."""
+SHORT_WAIT_S = 0.5
+"""The bound on a session's wait in the container of the at-capacity case."""
 
 
 class Reply:
-    """A reply written at once, piece by piece (a stand-in for the model: what is under test is the turn)."""
+    """A reply written at once, piece by piece (a stand-in for the model: what is under test is the turn). With a
+    ``hold``, the reply ends only once it is set: the turn keeps its TTS session, so its slot, until then."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, hold: asyncio.Event | None = None) -> None:
         self._pieces = re.findall(r"\S+\s*", text)
+        self._hold = hold
 
     async def stream(self) -> AsyncIterator[str]:
         for piece in self._pieces:
             await asyncio.sleep(0.01)
             yield piece
+        if self._hold is not None:
+            await self._hold.wait()
 
     def cancel(self) -> None:
         pass
 
 
 @dataclass
-class CountingTransport:
-    """The real WebSocket transport, counting the sessions opened and the ones the container closed as full."""
+class FirstFrames:
+    """A transport that notes when each session it opened (numbered in the order asked for) received its first frame
+    (so a test can let turns arrive at the container one after another)."""
 
     inner: TtsTransport
     opened: int = 0
-    refused: int = 0
+    _seen: dict[int, asyncio.Event] = field(default_factory=dict)
+
+    def first_frame(self, n: int) -> asyncio.Event:
+        """Set once session ``n`` (0, 1, ...) received a frame."""
+        return self._seen.setdefault(n, asyncio.Event())
 
     async def connect(self) -> TtsConnection:
-        conn = await self.inner.connect()
+        seen = self.first_frame(self.opened)
         self.opened += 1
-        return _Counted(conn, self)
+        return _Noted(await self.inner.connect(), seen)
 
 
 @dataclass
-class _Counted:
+class _Noted:
     inner: TtsConnection
-    owner: CountingTransport
+    seen: asyncio.Event
 
     async def send(self, frame: str) -> None:
         await self.inner.send(frame)
 
     async def receive(self) -> str | bytes:
-        try:
-            return await self.inner.receive()
-        except TtsConnectionClosed as exc:
-            self.owner.refused += exc.busy
-            raise
+        frame = await self.inner.receive()
+        self.seen.set()
+        return frame
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -84,9 +111,13 @@ class Outcome:
     end: AgentEvent | None = None
     events: list[AgentEvent] = field(default_factory=list)
 
+    @property
+    def waited(self) -> bool:
+        return any(isinstance(event, SpeechWaiting) for event in self.events)
 
-async def run_turn(n: int, reply: str, transport: TtsTransport, settings: TurnSettings) -> Outcome:
-    turn = Turn(TurnRequest(request_id=f"cap-{n}", prompt="x"), Reply(reply), transport, settings=settings)
+
+async def run_turn(n: int, reply: Reply, transport: TtsTransport, settings: TurnSettings) -> Outcome:
+    turn = Turn(TurnRequest(request_id=f"cap-{n}", prompt="x"), reply, transport, settings=settings)
     outcome = Outcome()
     pcm = bytearray()
     async for event in turn.events():
@@ -102,8 +133,15 @@ async def run_turn(n: int, reply: str, transport: TtsTransport, settings: TurnSe
 
 @pytest.fixture(scope="module")
 def small_tts(onnx_engine: Any, serve_tts: Callable[..., AbstractContextManager[Any]]) -> Iterator[Any]:
-    """The TTS container admitting SESSIONS sessions at once."""
+    """The TTS container serving SESSIONS sessions at once (the default, long bound on a queued session's wait)."""
     with serve_tts(onnx_engine, max_sessions=SESSIONS) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def impatient_tts(onnx_engine: Any, serve_tts: Callable[..., AbstractContextManager[Any]]) -> Iterator[Any]:
+    """The same container with a short bound on the wait (SHORT_WAIT_S)."""
+    with serve_tts(onnx_engine, max_sessions=SESSIONS, queue_wait_s=SHORT_WAIT_S) as server:
         yield server
 
 
@@ -113,56 +151,114 @@ def alone(small_tts: Any) -> dict[str, bytes]:
 
     async def go() -> dict[str, bytes]:
         transport = WsTransport(small_tts.ws_url)
-        return {reply: (await run_turn(0, reply, transport, TurnSettings())).pcm for reply in REPLIES}
+        return {text: (await run_turn(0, Reply(text), transport, TurnSettings())).pcm for text in REPLIES}
 
-    pcm = asyncio.run(asyncio.wait_for(go(), 120))
+    pcm = asyncio.run(asyncio.wait_for(go(), HANG_S))
     assert all(len(p) > 4_800 for p in pcm.values())  # each reply is speech, not silence
     return pcm
 
 
-HANDSHAKE_DEADLINE_S = 60.0
-"""The opening handshake's deadline in these crowds: one that only catches a hang (16 turns retrying against a
-container whose cores decode for four sessions, on a machine running other tests, can take seconds to answer)."""
+@pytest.fixture(params=["ws", "sagemaker"])
+def connect_to(request: pytest.FixtureRequest, sagemaker_tls_dir: Path) -> Iterator[Callable[[Any], TtsTransport]]:
+    """``connect_to(server)``: a fresh transport to a TTS server over the WebSocket, or over the SageMaker transport
+    through a local SageMaker front end of its own (SigV4 checked) in front of that server."""
+    fronts: list[SageMakerFrontEnd] = []
+
+    def make(server: Any) -> TtsTransport:
+        if request.param == "ws":
+            return WsTransport(server.ws_url, open_timeout_s=HANG_S)
+        front = SageMakerFrontEnd(server.ws_url, endpoint_name="kokoro-tts", tls_dir=sagemaker_tls_dir).start()
+        fronts.append(front)
+        return SageMakerTransport(
+            "kokoro-tts", endpoint_uri=front.endpoint_url, session=boto3.Session(), open_timeout_s=HANG_S
+        )
+
+    if request.param == "sagemaker":
+        request.getfixturevalue("sagemaker_env")  # the CA, credentials and region a SageMaker client needs
+    try:
+        yield make
+    finally:
+        for front in fronts:
+            front.stop()
 
 
-def _run_all(small_tts: Any, settings: TurnSettings) -> tuple[list[Outcome], CountingTransport]:
-    transport = CountingTransport(WsTransport(small_tts.ws_url, open_timeout_s=HANDSHAKE_DEADLINE_S))
-
-    async def go() -> list[Outcome]:
-        return list(await asyncio.gather(*(run_turn(n, REPLIES[n % 4], transport, settings) for n in range(TURNS))))
-
-    return asyncio.run(asyncio.wait_for(go(), 240)), transport
+async def ping(http_url: str) -> dict[str, Any]:
+    async with httpx.AsyncClient(base_url=http_url, timeout=HANG_S) as http:
+        body: dict[str, Any] = (await http.get("/ping")).json()
+        return body
 
 
-def test_sixteen_turns_on_a_container_of_four_sessions_all_complete_with_the_audio_of_a_turn_alone(
-    small_tts: Any, alone: dict[str, bytes]
+async def until_ping(http_url: str, *, sessions: int, queued: int) -> None:
+    """Wait until the container serves ``sessions`` sessions and queues ``queued`` more."""
+    while True:
+        body = await ping(http_url)
+        if body.get("sessions") == sessions and body.get("queued", 0) == queued:
+            return
+        await asyncio.sleep(0.02)
+
+
+async def crowd(server: Any, transport: FirstFrames, turns: int, *, all_queue: bool) -> list[Outcome]:
+    """SESSIONS turns that take every slot and keep it; then the others, one after another (each once the previous
+    one's session heard from the container: its ``queued``), which queue. ``all_queue``: once all of them wait in
+    line, the first SESSIONS turns end and the queue drains; else those turns end only once the others have
+    ended (past a short bound on the wait)."""
+    hold = asyncio.Event()
+    settings = TurnSettings()
+    tasks = [
+        asyncio.create_task(run_turn(n, Reply(REPLIES[n % 4], hold), transport, settings)) for n in range(SESSIONS)
+    ]
+    await until_ping(server.http_url, sessions=SESSIONS, queued=0)
+    for n in range(SESSIONS, turns):
+        tasks.append(asyncio.create_task(run_turn(n, Reply(REPLIES[n % 4]), transport, settings)))
+        await transport.first_frame(n).wait()
+    if all_queue:
+        await until_ping(server.http_url, sessions=SESSIONS, queued=turns - SESSIONS)
+    else:
+        await asyncio.wait(tasks[SESSIONS:])
+    hold.set()
+    return list(await asyncio.gather(*tasks))
+
+
+def admissions(caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[str]]:
+    """The container's sessions in the order they joined its queue, and in the order they were admitted."""
+    joined, admitted = [], []
+    for record in caplog.records:
+        if record.name == "kokoro_server.ws_session" and record.msg.startswith("session %s queued"):
+            joined.append(str(record.args[0]))  # type: ignore[index]
+        elif record.name == "kokoro_server.ws_session" and record.msg.startswith("session %s admitted"):
+            admitted.append(str(record.args[0]))  # type: ignore[index]
+    return joined, admitted
+
+
+def test_sixteen_turns_on_a_container_of_four_sessions_all_speak_as_alone_in_their_order_of_arrival(
+    small_tts: Any, alone: dict[str, bytes], connect_to: Callable[[Any], TtsTransport], caplog: pytest.LogCaptureFixture
 ) -> None:
-    # each turn may wait up to a minute for room (the default is 20 s): on a test machine whose cores run other
-    # tests too, four waves of four turns can take longer than the default, and what is under test is that they
-    # wait rather than fail, and get the audio of a turn alone
-    outcomes, transport = _run_all(small_tts, TurnSettings(tts_capacity_wait_s=60.0))
+    caplog.set_level(logging.INFO, logger="kokoro_server.ws_session")
+    transport = FirstFrames(connect_to(small_tts))
+    outcomes = asyncio.run(asyncio.wait_for(crowd(small_tts, transport, TURNS, all_queue=True), 2 * HANG_S))
     for n, outcome in enumerate(outcomes):
         reply = REPLIES[n % 4]
         assert isinstance(outcome.end, AgentEnd) and outcome.end.status == "completed", outcome.end
         assert outcome.text == reply
         assert outcome.pcm == alone[reply], f"turn {n}: the audio differs from the same turn alone"
-    assert transport.refused > 0, "the container turned sessions away: the turns waited for room"
-    assert transport.opened == TURNS + transport.refused
+        assert outcome.waited == (n >= SESSIONS), f"turn {n}: speech_waiting only for the turns that queued"
+    assert transport.opened == TURNS  # one session per turn: no reconnect, no retry
+    joined, admitted = admissions(caplog)
+    assert len(joined) == TURNS - SESSIONS
+    assert admitted == joined, "the container admitted its queue first come first served"
 
 
-def test_with_no_wait_the_turns_past_the_limit_end_with_tts_at_capacity(
-    small_tts: Any, alone: dict[str, bytes]
+def test_past_the_bound_on_the_wait_the_turns_in_line_end_tts_at_capacity_with_their_text(
+    impatient_tts: Any, alone: dict[str, bytes], connect_to: Callable[[Any], TtsTransport]
 ) -> None:
-    outcomes, transport = _run_all(small_tts, TurnSettings(tts_capacity_wait_s=0.0))
-    refused = [o for o in outcomes if isinstance(o.end, AgentFailed)]
-    spoken = [o for o in outcomes if isinstance(o.end, AgentEnd)]
-    assert len(refused) + len(spoken) == TURNS
-    assert refused and len(refused) == transport.refused
-    assert len(spoken) >= SESSIONS
+    transport = FirstFrames(connect_to(impatient_tts))
+    outcomes = asyncio.run(asyncio.wait_for(crowd(impatient_tts, transport, 2 * SESSIONS, all_queue=False), 2 * HANG_S))
     for n, outcome in enumerate(outcomes):
         assert outcome.text == REPLIES[n % 4]  # the text is complete either way
-        if isinstance(outcome.end, AgentFailed):
-            assert outcome.end.code == AgentErrorCode.TTS_AT_CAPACITY
-            assert "speech is at capacity" in outcome.end.message and "network" not in outcome.end.message
+        if n < SESSIONS:
+            assert isinstance(outcome.end, AgentEnd) and outcome.pcm == alone[REPLIES[n % 4]]
         else:
-            assert outcome.pcm == alone[REPLIES[n % 4]]
+            assert isinstance(outcome.end, AgentFailed), outcome.end
+            assert outcome.end.code == AgentErrorCode.TTS_AT_CAPACITY
+            assert "speech is at capacity" in outcome.end.message
+            assert outcome.waited and not outcome.pcm

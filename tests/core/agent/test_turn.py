@@ -17,6 +17,7 @@ from relay_core.agent.events import (
     AudioChunk,
     AudioStreamEnd,
     AudioStreamStart,
+    SpeechWaiting,
     TextDelta,
     TurnMode,
 )
@@ -137,3 +138,21 @@ def test_misuse_says_what_to_do(call: str) -> None:
 def test_audio_chunk_bytes_must_hold_a_sample() -> None:
     with pytest.raises(ValueError, match="at least one sample"):
         AgentTurn(request_id="r", audio_chunk_bytes=1)
+
+
+def test_speech_waiting_comes_at_most_once_and_only_before_any_audio() -> None:
+    turn = _turn()
+    turn.start()
+    assert turn.speech_waiting(2) == [SpeechWaiting(request_id="r1", position=2)]
+    assert turn.speech_waiting(1) == []  # once per turn
+    turn.audio(b"\x01\x00", "af_heart")
+    late = _turn()
+    late.start()
+    late.audio(b"\x01\x00", "af_heart")
+    assert late.speech_waiting(1) == []  # speech already started: no status to show
+    cancelled = _turn()
+    cancelled.start()
+    cancelled.cancel()
+    assert cancelled.speech_waiting(1) == []
+    with pytest.raises(SessionStateError):
+        _turn().speech_waiting(1)  # before agent_start

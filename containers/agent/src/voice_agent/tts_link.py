@@ -8,12 +8,17 @@ the session is refused or drops before all of them ended, it opens a new session
 sentences again, in order (a sentence cut off mid-audio is spoken again from its start). A second failure
 raises :class:`TtsLinkError`.
 
-A session the service closes as full (``busy``: WebSocket 1013, try again later) is no failure and costs no
-reconnect: the link backs off with full jitter (:data:`relay_core.agent.defaults.TTS_CAPACITY_BACKOFF_S`) and opens
-a new session, again and again, for at most ``capacity_wait_s`` from the first refusal, holding no lock while it
-waits, so :meth:`TtsLink.speak` never blocks and the turn's text keeps flowing. Only then does it raise
-:class:`TtsLinkError` with ``tts_at_capacity``. Any frame from a session ends the wait (the next refusal starts a
-new one).
+A session the service cannot serve yet waits in the service's own queue, told in-band (any transport passes it
+through as payload): the session's ``queued`` becomes :class:`LinkWaiting` (the turn's "voice starting…"), with
+no reconnect and no backoff: the sentences already sent are kept by the service and run once it admits the session.
+If the service's bound on that wait passes, its ``at_capacity`` raises :class:`TtsLinkError` ``tts_at_capacity``.
+
+An older container closes a session as full instead (``busy``: WebSocket 1013, try again later); that is no
+failure either and costs no reconnect: the link backs off with full jitter
+(:data:`relay_core.agent.defaults.TTS_CAPACITY_BACKOFF_S`) and opens a new session, again and again, for at most
+``capacity_wait_s`` from the first refusal, holding no lock while it waits, so :meth:`TtsLink.speak` never blocks
+and the turn's text keeps flowing. Only then does it raise :class:`TtsLinkError` with ``tts_at_capacity``. Any frame
+from a session ends the wait (the next refusal starts a new one).
 """
 
 from __future__ import annotations
@@ -35,6 +40,9 @@ from relay_core.tts.client import (
     FrameRefused,
     RequestEnded,
     RequestStarted,
+    SessionAtCapacity,
+    SessionStarted,
+    SessionWaiting,
     TimingsReceived,
     TtsClientSession,
 )
@@ -64,11 +72,19 @@ class LinkAudio:
     voice: str
 
 
-LinkEvent = LinkAudio | AgentFailed | WordTimings
-"""What :meth:`TtsLink.events` yields: a request's audio; a request the server failed (an agent ``error`` naming the
-sentence request, its code and message the server's; the session goes on); word timings of one segment of a
-request, moved onto the link's audio timeline (every sample the link has delivered, in order: the turn's audio),
-so that they match what a client plays, with any ``index`` moved onto the turn's words likewise."""
+@dataclass(frozen=True, slots=True)
+class LinkWaiting:
+    """The session waits in the TTS service's admission queue (``position``: its place when it joined, 1: next)."""
+
+    position: int
+
+
+LinkEvent = LinkAudio | AgentFailed | WordTimings | LinkWaiting
+"""What :meth:`TtsLink.events` yields: the session waiting for a slot of the busy service; a request's audio; a
+request the server failed (an agent ``error`` naming the sentence request, its code and message the server's; the
+session goes on); word timings of one segment of a request, moved onto the link's audio timeline (every sample the
+link has delivered, in order: the turn's audio), so that they match what a client plays, with any ``index`` moved
+onto the turn's words likewise."""
 
 
 class TtsLink:
@@ -213,6 +229,13 @@ class TtsLink:
                 ) from exc
             self._busy_since, self._busy_tries = None, 0  # a session that speaks: the service had room
             for event in client_events:
+                if isinstance(event, SessionWaiting):
+                    logger.info("TTS service busy: session queued at position %d", event.message.position)
+                    yield LinkWaiting(position=event.message.position)
+                elif isinstance(event, SessionStarted):
+                    logger.info("TTS session admitted after %.2f s in the queue", event.message.waited_s)
+                elif isinstance(event, SessionAtCapacity):
+                    self._fail_queued_at_capacity(event.error.message)
                 if isinstance(event, TimingsReceived):
                     yield self._on_turn_timeline(event.timings)
                 if isinstance(event, AudioReceived):
@@ -306,6 +329,14 @@ class TtsLink:
         )
         raise self._failure
 
+    def _fail_queued_at_capacity(self, reason: str) -> NoReturn:
+        self._failure = TtsLinkError(
+            AgentErrorCode.TTS_AT_CAPACITY,
+            f"speech is at capacity: the TTS service kept this turn's speech in its queue for its whole wait "
+            f"({reason}); the text is complete: try again in a little while",
+        )
+        raise self._failure
+
     async def _recover(self, *, reason: str) -> None:
         """Reconnect once and resend every unfinished sentence; else record and raise the failure."""
         old, self._conn = self._conn, None
@@ -337,4 +368,4 @@ class TtsLink:
         raise self._failure
 
 
-__all__ = ["LinkAudio", "LinkEvent", "TtsLink", "TtsLinkError"]
+__all__ = ["LinkAudio", "LinkEvent", "LinkWaiting", "TtsLink", "TtsLinkError"]

@@ -47,7 +47,7 @@ from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings, heard_prefix, interrupted
 from relay_transport.base import TtsTransport
-from voice_agent.tts_link import LinkAudio, TtsLink, TtsLinkError
+from voice_agent.tts_link import LinkAudio, LinkWaiting, TtsLink, TtsLinkError
 
 logger = logging.getLogger(__name__)
 
@@ -381,6 +381,8 @@ class Turn:
             async for event in self._link.events():
                 if isinstance(event, LinkAudio):
                     await self._emit(list(self.machine.audio(event.pcm, event.voice)))
+                elif isinstance(event, LinkWaiting):
+                    await self._emit(list(self.machine.speech_waiting(event.position)))
                 elif isinstance(event, WordTimings):
                     apply_word_timings(self.words, event)
                     if self.request.timings and not self.cancelled:

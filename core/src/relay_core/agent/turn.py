@@ -8,6 +8,7 @@ live here, so they are tested without a socket, a model or an event loop:
 - each stream has its own ``seq``: ``text_delta`` 0, 1, 2, ...; ``audio_chunk`` 0, 1, 2, ...;
 - ``audio_stream_start`` comes once, before the first ``audio_chunk``, and names the voice the TTS announced;
   audio is cut into chunks of at most ``audio_chunk_bytes`` of PCM, on sample boundaries;
+- ``speech_waiting`` (the TTS session waits in the service's queue) comes at most once, and only before any audio;
 - after :meth:`AgentTurn.cancel` no text and no audio is emitted any more;
 - :meth:`AgentTurn.finish` emits ``audio_stream_end`` (if audio started) and then exactly one terminal event;
   after it the machine refuses every call with :class:`~relay_core.errors.SessionStateError`;
@@ -32,6 +33,7 @@ from relay_core.agent.events import (
     AudioChunk,
     AudioStreamEnd,
     AudioStreamStart,
+    SpeechWaiting,
     TextDelta,
     TurnMode,
     TurnStatus,
@@ -75,6 +77,8 @@ class AgentTurn:
     audio_samples: int = field(default=0, init=False)
     """Samples of audio emitted so far: where the next chunk starts on the turn's timeline."""
     audio_started: bool = field(default=False, init=False)
+    speech_waited: bool = field(default=False, init=False)
+    """``speech_waiting`` was emitted (once per turn)."""
     first_audio_s: float | None = field(default=None, init=False)
     _started_at: float = field(default=0.0, init=False)
     _internal: _Failure | None = field(default=None, init=False)
@@ -107,6 +111,15 @@ class AgentTurn:
         self.text_seq += 1
         self.text_chars += len(delta)
         return [event]
+
+    def speech_waiting(self, position: int) -> list[SpeechWaiting]:
+        """The TTS session waits for a slot of the busy service (its ``queued``): the status a client shows as
+        "voice starting…"; nothing after the first, once audio has started, or after a cancel."""
+        self._require_running("speech_waiting")
+        if self.speech_waited or self.audio_started or self.cancelled:
+            return []
+        self.speech_waited = True
+        return [SpeechWaiting(request_id=self.request_id, position=position)]
 
     def audio(self, pcm: bytes, voice: str) -> list[AudioStreamStart | AudioChunk]:
         """PCM (s16le, whole samples) the TTS produced, spoken with ``voice``: the events that carry it."""
