@@ -32,7 +32,7 @@ from relay_core.agent.events import (
 )
 from relay_core.audio import b64decode, b64encode
 from relay_core.client.framing import TurnFramer
-from relay_core.client.messages import ClientErrorCode, Rejection, Resume, TurnAccepted, serialize
+from relay_core.client.messages import ClientErrorCode, ConversationStarted, Rejection, Resume, TurnAccepted, serialize
 from relay_core.client.session import STALL_RESUME_S, ClientSession
 from relay_core.close_codes import MESSAGE_TOO_BIG
 from relay_core.sse import SseDecoder, encode_sse
@@ -234,6 +234,12 @@ def session_cases() -> list[Json]:
             [*rx([accepted, *timed[: len(timed) // 2]]), RESUME, *rx(timed[len(timed) // 2 - 4 :])],
             resumes=[serialize(Resume(TURN_ID, len(timed) // 2 - 1))],
             agent_events=agent_turn(timings=True),
+        ),
+        case(
+            "a newConversation's answer (conversation_started) mid-turn leaves the running turn alone",
+            rx([accepted, *messages[:3], serialize(ConversationStarted()), *messages[3:]]),
+            resumes=[],
+            agent_events=full,
         ),
         case(
             "cancelled turn ends with agent_end status cancelled",
