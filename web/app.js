@@ -143,6 +143,8 @@ class TurnView {
     this.firstAudibleMs = null;
     this.samples = 0;
     this.status = "sending";
+    /** The turn's speech waits in line for the busy speech service (shown as "voice starting…" until audio). */
+    this.voiceWaiting = false;
     this.words = new WordStream();
     /** @type {Captions | null} */
     this.captions = timings ? new Captions() : null;
@@ -213,8 +215,9 @@ function renderMetrics(view) {
   view.ttfb.textContent = fmtMs(view.firstByteMs);
   view.ttfa.textContent = fmtMs(view.firstAudibleMs);
   view.audioSeconds.textContent = `${(view.samples / player.sampleRate).toFixed(2)} s`;
-  view.statusEl.textContent = view.status;
-  view.statusEl.dataset.status = view.status;
+  const waiting = view.voiceWaiting && view.status === "streaming";
+  view.statusEl.textContent = waiting ? "voice starting…" : view.status;
+  view.statusEl.dataset.status = waiting ? "voice-waiting" : view.status;
 }
 
 /**
@@ -454,8 +457,14 @@ function bindTurn(view, relayTurn) {
     appendText(view, text);
     renderMetrics(view);
   });
+  relayTurn.on("speechWaiting", () => {
+    streaming();
+    view.voiceWaiting = true;
+    renderMetrics(view);
+  });
   relayTurn.on("audio", ({ samples }) => {
     streaming();
+    view.voiceWaiting = false;
     const last = player.scheduled.at(-1);
     noteAudio(view, samples, player.stopped || last === undefined ? null : last.start);
     renderMetrics(view);

@@ -207,3 +207,13 @@ test("session: newConversation() is pending until conversation_started, which to
   assert.equal(session.conversationPending, false);
   assert.equal(session.turns.get("t-1").phase, "sent");
 });
+
+test("session: speech_waiting is a status of the live turn, not its end", () => {
+  const session = new ClientSession();
+  const turnId = "t-waiting000000000000001";
+  session.sendMessage({ prompt: "hi", turnId });
+  const events = session.receive(JSON.stringify({ type: "speech_waiting", turn_id: turnId, seq: 0, position: 3 }));
+  assert.deepEqual(events, [{ type: "speech_waiting_received", turnId, seq: 0, position: 3 }]);
+  assert.equal(session.turns.get(turnId).phase, TurnPhase.ACTIVE);
+  assert.equal(session.turns.get(turnId).lastSeq, 0);
+});

@@ -56,6 +56,7 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
  * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
  * @property {{words: import("./session.js").WordTiming[], seq: number, index: number | null}} words
  * @property {{totalSamples: number, durationS: number}} audioEnd
+ * @property {{position: number, seq: number}} speechWaiting  the speech service is busy: the turn's speech waits in line (show "voice starting…" until audio)
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
  */
@@ -117,6 +118,9 @@ export class Turn extends Emitter {
         break;
       case "words_received":
         this.emit("words", { words: event.words, seq: event.seq, index: event.index });
+        break;
+      case "speech_waiting_received":
+        this.emit("speechWaiting", { position: event.position, seq: event.seq });
         break;
       case "audio_ended":
         this.sink?.end?.();

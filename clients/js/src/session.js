@@ -20,6 +20,7 @@ import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
  *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
+ *   | {type: "speech_waiting_received", turnId: string, seq: number, position: number}
  *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
@@ -389,6 +390,9 @@ export class ClientSession {
           sampleRate: turn.sampleRate,
           channels: Number(msg.channels ?? 1),
         };
+      case "speech_waiting":
+        // a status, not an error: the speech service is busy and the turn's speech waits in line ("voice starting…")
+        return { type: "speech_waiting_received", turnId, seq: msg.seq, position: Number(msg.position ?? 1) };
       case "audio_stream_end":
         return { type: "audio_ended", turnId, totalSamples: Number(msg.total_samples ?? 0), durationS: Number(msg.duration_s ?? 0) };
       case "agent_end":

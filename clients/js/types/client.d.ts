@@ -47,6 +47,7 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {{samples: Int16Array, sampleOffset: number, seq: number}} audio
  * @property {{words: import("./session.js").WordTiming[], seq: number, index: number | null}} words
  * @property {{totalSamples: number, durationS: number}} audioEnd
+ * @property {{position: number, seq: number}} speechWaiting  the speech service is busy: the turn's speech waits in line (show "voice starting…" until audio)
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
  */
@@ -275,6 +276,13 @@ export type TurnEvents = {
     audioEnd: {
         totalSamples: number;
         durationS: number;
+    };
+    /**
+     * the speech service is busy: the turn's speech waits in line (show "voice starting…" until audio)
+     */
+    speechWaiting: {
+        position: number;
+        seq: number;
     };
     error: {
         code: string;

@@ -44,6 +44,7 @@ export function utf8Length(text: string): number;
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
  *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
+ *   | {type: "speech_waiting_received", turnId: string, seq: number, position: number}
  *   | {type: "turn_ended", turnId: string, outcome: string, code: string | null, message: string | null}
  *   | {type: "rejected", code: string, message: string, turnId: string | null}
  *   | {type: "gap_detected", turnId: string, expectedSeq: number, receivedSeq: number}
@@ -268,6 +269,11 @@ export type ClientEvent = {
     turnId: string;
     totalSamples: number;
     durationS: number;
+} | {
+    type: "speech_waiting_received";
+    turnId: string;
+    seq: number;
+    position: number;
 } | {
     type: "turn_ended";
     turnId: string;
