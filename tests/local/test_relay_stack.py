@@ -8,6 +8,7 @@ import json
 import time
 from typing import Any
 
+import boto3
 import httpx
 import pytest
 import websockets
@@ -16,9 +17,12 @@ from websockets.exceptions import InvalidStatus
 from relay_cli.agent_client import collect_turn
 from relay_cli.gateway_client import connect_url, open_connection, run_turn
 from relay_core import limits
+from relay_core.agent.defaults import HISTORY_AGENT_ID, HISTORY_PREFIX
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
 from relay_core.client.messages import ClientErrorCode
 from relay_core.client.session import ClientSession, Rejected, TurnEnded, TurnOutcome
+from relay_local.moto_s3 import s3_client
+from relay_local.relay_stack import CONNECTIONS_TABLE
 
 SHORT = "Hello there. The gateway relays every sentence."
 LONG = " ".join(
@@ -227,3 +231,26 @@ def test_the_web_origin_serves_config_and_proxies_the_agent(relay_stack: Any) ->
         assert answer.headers["content-type"].startswith("text/event-stream")
         body = b"".join(answer.iter_bytes())
     assert b'"agent_end"' in body
+
+
+def test_the_stack_keeps_each_conversation_in_its_moto_s3(relay_stack: Any) -> None:
+    """The stack's agent stores a user's conversation as AWS's does: Strands' layout in the history bucket, under the
+    AgentCore session id the gateway gave the user (so an agent restarted beside ``relay up`` continues it)."""
+    user = "history-user"
+    report = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token(user), SHORT))
+    assert report.outcome is TurnOutcome.COMPLETED
+    table = boto3.client(
+        "dynamodb",
+        endpoint_url=relay_stack.dynamodb_url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    item = table.get_item(TableName=CONNECTIONS_TABLE, Key={"pk": {"S": f"conversation#{user}"}})["Item"]
+    session_id = item["session_id"]["S"]
+    bucket = relay_stack.history
+    prefix = f"{HISTORY_PREFIX}session_{session_id}/agents/agent_{HISTORY_AGENT_ID}/messages/"
+    keys = sorted(bucket.keys(prefix), key=lambda key: int(key.rsplit("_", 1)[1].removesuffix(".json")))
+    client = s3_client(relay_stack.dynamodb_url)
+    stored = [json.loads(client.get_object(Bucket=bucket.name, Key=key)["Body"].read())["message"] for key in keys]
+    assert [(m["role"], m["content"][0]["text"]) for m in stored] == [("user", SHORT), ("assistant", SHORT)]
