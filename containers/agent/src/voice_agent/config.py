@@ -223,7 +223,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "tts_capacity_wait_s",
         float,
-        f"s a turn retries a full TTS service (1013) before tts_at_capacity (default "
+        f"s a turn retries an older TTS container that refuses sessions (1013) before tts_at_capacity (default "
         f"{agent_defaults.TTS_CAPACITY_WAIT_S:g}; 0: no wait)",
     ),
     Setting(

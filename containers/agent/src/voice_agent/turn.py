@@ -95,7 +95,8 @@ class TurnSettings:
     audio_chunk_bytes: int = agent_defaults.AUDIO_CHUNK_BYTES
     cancel_grace_s: float = agent_defaults.CANCEL_GRACE_S
     tts_capacity_wait_s: float = agent_defaults.TTS_CAPACITY_WAIT_S
-    """How long a turn retries a TTS service that turns sessions away as full (1013) before ``tts_at_capacity``."""
+    """How long a turn retries an older TTS container that turns sessions away as full (1013) before
+    ``tts_at_capacity`` (a current container queues the session and bounds the wait itself)."""
     model_label: str = ""
     event_queue: int = agent_defaults.TURN_EVENT_QUEUE
     sentence_queue: int = agent_defaults.TURN_SENTENCE_QUEUE

@@ -77,9 +77,10 @@ TTS_CONNECT_TIMEOUT_S: Final = 5.0
 TTS_CLOSE_TIMEOUT_S: Final = 1.0
 """Waiting for the TTS server to answer our close; after it the connection is dropped."""
 TTS_CAPACITY_WAIT_S: Final = 20.0
-"""How long a turn keeps trying for a TTS session while the service turns sessions away as full (WebSocket close
-1013, try again later) before it ends with ``tts_at_capacity``; the text keeps flowing meanwhile
-(``VOICE_AGENT_TTS_CAPACITY_WAIT_S``; docs/capacity.md)."""
+"""How long a turn keeps trying for a TTS session while an older TTS container turns sessions away as full
+(WebSocket close 1013, try again later) before it ends with ``tts_at_capacity``; the text keeps flowing meanwhile
+(``VOICE_AGENT_TTS_CAPACITY_WAIT_S``; docs/capacity.md). A current container queues such a session instead and
+bounds the wait itself (``KOKORO_QUEUE_WAIT_S``): this setting does not apply to it."""
 TTS_CAPACITY_BACKOFF_S: Final = (0.1, 2.0)
 """Backoff between those tries: full jitter, uniform in [0, min(cap, base x 2^attempt)] for (base, cap)."""
 BARGE_IN_TIMEOUT_S: Final = 10.0
