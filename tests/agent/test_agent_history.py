@@ -240,3 +240,12 @@ def test_a_partly_expired_conversation_starts_over_without_its_leftovers(history
     assert _agent_with(store, session_id).messages == []
     session = f"{HISTORY_PREFIX}session_{session_id}/"
     assert history.keys(session) == [f"{session}agents/agent_{HISTORY_AGENT_ID}/agent.json", f"{session}session.json"]
+
+
+def test_every_conversation_of_a_store_shares_one_s3_client(history: LocalBucket) -> None:
+    """A boto3 session and client cost about 12 MB and 0.2 s each: a process holding 256 conversations must not
+    make 256 of them."""
+    store = HistoryStore(history.name, HISTORY_PREFIX)
+    first, second = (store.session_manager(_session()) for _ in range(2))
+    assert first.client is second.client
+    assert "strands-agents" in str(getattr(first.client.meta.config, "user_agent_extra", ""))
