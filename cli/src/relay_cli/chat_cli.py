@@ -43,7 +43,14 @@ from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
 from relay_core.audio_piece import AudioPiece
 from relay_core.cli_usage import non_empty
-from relay_core.client.session import ClientEvent, ClientSession, TextReceived, TurnOutcome, WordsReceived
+from relay_core.client.session import (
+    ClientEvent,
+    ClientSession,
+    SpeechWaitingReceived,
+    TextReceived,
+    TurnOutcome,
+    WordsReceived,
+)
 from relay_core.errors import LimitExceededError
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings
 from voice_agent.errors import ConfigError
@@ -142,6 +149,9 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
             sys.stdout.write("".join(caption_line(word) + "\n" for word in captions.take(event)))
         elif isinstance(event, TextReceived) and not args.timings:
             sys.stdout.write(event.text)
+        elif isinstance(event, SpeechWaitingReceived):  # the speech service is busy: the voice waits in line
+            print("[voice starting…]", file=sys.stderr)
+            return
         else:
             return
         sys.stdout.flush()
