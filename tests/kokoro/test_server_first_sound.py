@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -12,7 +13,6 @@ from websockets.asyncio.client import connect
 
 from kokoro_server.engines import Engine
 from kokoro_server.policy import RAW
-from kokoro_server.scheduled_speech import speak_offline
 from kokoro_server.silence import first_audible_sample, pcm16_to_float, silences
 from relay_core import limits
 from relay_core.speech_options import SpeechOptions
@@ -47,21 +47,25 @@ async def session_pcm(url: str, texts: list[str]) -> dict[str, bytes]:
     return {rid: bytes(data) for rid, data in pcm.items()}
 
 
-def test_every_transport_speaks_by_the_same_policy(onnx_engine: Engine, tts_server: Any) -> None:
+def test_every_transport_speaks_by_the_same_policy(
+    onnx_engine: Engine, tts_server: Any, solo_pcm: Callable[..., bytes]
+) -> None:
+    """The server's PCM on the WebSocket and over HTTP is the offline reference (tests/conftest.py ``solo_pcm``,
+    each segment decoded once per session) for the same text and policy."""
     voice = onnx_engine.default_voice
-    alone = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice))
-    after = speak_offline(onnx_engine, SECOND, options=SpeechOptions(voice), previous=FIRST)
-    raw = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), policy=RAW)
+    alone = solo_pcm(FIRST, options=SpeechOptions(voice))
+    after = solo_pcm(SECOND, options=SpeechOptions(voice), previous=FIRST)
+    raw = solo_pcm(FIRST, options=SpeechOptions(voice), policy=RAW)
 
     got = asyncio.run(asyncio.wait_for(session_pcm(tts_server.ws_url, [FIRST, SECOND]), 240))
-    cut = speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), first_fragment_words=4)
+    cut = solo_pcm(FIRST, options=SpeechOptions(voice), first_fragment_words=4)
     with httpx.Client(base_url=tts_server.http_url, timeout=240) as http:
         answer = http.post("/invocations", json={"text": FIRST, "format": "pcm"})
         asked = http.post("/invocations", json={"text": FIRST, "format": "pcm", "first_fragment_words": 4})
     assert answer.status_code == 200
     # with the decoder streamed (the default) the server leaves the first sentence whole; a request may still ask
     # for the first-fragment cut: two segments instead of one, so different audio
-    assert alone == speak_offline(onnx_engine, FIRST, options=SpeechOptions(voice), first_fragment_words=0)
+    assert alone == solo_pcm(FIRST, options=SpeechOptions(voice), first_fragment_words=0)
     assert asked.content == cut
     assert cut != alone
 

@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosedOK
 
 from kokoro_server.policy import SpeechPolicy
-from kokoro_server.scheduled_speech import plan_segments, speak_offline
+from kokoro_server.scheduled_speech import plan_segments
 from relay_core import limits
 from relay_core.tts.client import AudioReceived, FrameRefused, RequestEnded, RequestStarted, TtsClientSession
 from relay_core.tts.messages import (
@@ -199,10 +199,11 @@ def test_with_streaming_on_a_segment_goes_out_chunk_by_chunk(
         assert len(planned) == 3  # the first fragment, the rest of the first sentence, the second sentence
         assert len(times) >= 4  # several frames for the first segment, then one per segment
         if engine_name == "onnx" and not timings:
-            reference = speak_offline(engine, STREAMED, policy=policy)
+            solo_pcm = request.getfixturevalue("solo_pcm")  # the offline reference, each decode once per session
+            reference = solo_pcm(STREAMED, policy=policy)
             assert peer.pcm("multi") == reference
             pieces = [e.pcm for _, e in peer.events if isinstance(e, AudioReceived) and e.request_id == "multi"]
-            whole = speak_offline(engine, STREAMED)
+            whole = solo_pcm(STREAMED)
             later = b"".join(pieces[-2:])
             assert later == whole[len(whole) - len(later) :], "the segments after the first sound are decoded whole"
     assert outcome.segments == len(times)  # the session counts the binary frames it sent

@@ -37,6 +37,7 @@ TEXTS = (
     "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
     "Your blood pressure readings from this week look stable and are all within the normal range.",
 )
+SHORT = "Thanks for waiting."
 VOICE = "jf_alpha"
 SEED = 2024
 
@@ -46,6 +47,8 @@ class _Decodes:
     """One text's first segment decoded whole and streamed, each from the same source (torch seeded with SEED)."""
 
     whole: npt.NDArray[np.float32]
+    whole_durations: tuple[int, ...] | None
+    """The whole decode's frames per token (``render_timed``)."""
     chunks: list[npt.NDArray[np.float32]]
     durations: tuple[int, ...]
     frame_samples: int
@@ -53,16 +56,19 @@ class _Decodes:
 
 @pytest.fixture(scope="module")
 def decodes(torch_engine: Engine) -> dict[str, _Decodes]:
-    """Each of TEXTS decoded whole and streamed once for the module: the tiling test and the seam tests read the
-    same decodes (each decode of a sentence costs seconds of CPU; they are deterministic for a seed)."""
+    """Each of TEXTS decoded whole and streamed once for the module: the bit-for-bit test, the tiling test and the
+    seam tests read the same decodes (each decode of a sentence costs seconds of CPU; they are deterministic for a
+    seed)."""
     out: dict[str, _Decodes] = {}
     for text in TEXTS:
         segment = torch_engine.plan(text, voice=VOICE, speed=1.0)[0]
         torch.manual_seed(SEED)
-        whole = torch_engine.render(segment, voice=VOICE, speed=1.0)
+        whole = torch_engine.render_timed(segment, voice=VOICE, speed=1.0)
         torch.manual_seed(SEED)
         streamed = torch_engine.render_stream(segment, voice=VOICE, speed=1.0)
-        out[text] = _Decodes(whole, list(streamed.chunks), tuple(streamed.durations), streamed.frame_samples)
+        out[text] = _Decodes(
+            whole.audio, whole.durations, list(streamed.chunks), tuple(streamed.durations), streamed.frame_samples
+        )
     return out
 
 
@@ -72,8 +78,11 @@ def _synth(engine: Engine) -> TorchSynthesizer:
     return synth
 
 
-def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(torch_engine: Engine) -> None:
-    """The split engine's whole-segment audio and durations equal ``KModel.forward_with_tokens``'s exactly."""
+def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(
+    torch_engine: Engine, decodes: dict[str, _Decodes]
+) -> None:
+    """The split engine's whole-segment audio and durations (``render_timed``, seeded with SEED: the module's
+    decode) equal ``KModel.forward_with_tokens``'s exactly."""
     assert torch_engine.streams
     synth = _synth(torch_engine)
     segment = torch_engine.plan(TEXTS[0], voice=VOICE, speed=1.0)[0]
@@ -85,13 +94,12 @@ def test_front_end_then_decoder_is_forward_with_tokens_bit_for_bit(torch_engine:
             torch.from_numpy(np.array(style, dtype=np.float32).reshape(1, -1)),
             1.0,
         )
-    torch.manual_seed(SEED)
-    split = torch_engine.render_timed(segment, voice=VOICE, speed=1.0)
-    assert split.durations == tuple(durations.tolist())
-    np.testing.assert_array_equal(split.audio, audio.numpy())
+    split = decodes[TEXTS[0]]
+    assert split.whole_durations == tuple(durations.tolist())
+    np.testing.assert_array_equal(split.whole, audio.numpy())
     torch.manual_seed(SEED + 1)
     other = torch_engine.render(segment, voice=VOICE, speed=1.0)
-    assert not np.array_equal(other, split.audio)  # the seed is what made them equal: the source is random
+    assert not np.array_equal(other, split.whole)  # the seed is what made them equal: the source is random
 
 
 def test_streamed_chunks_tile_the_segment(decodes: dict[str, _Decodes]) -> None:
@@ -111,9 +119,10 @@ def test_streamed_chunks_tile_the_segment(decodes: dict[str, _Decodes]) -> None:
 
 def test_windows_covering_the_segment_give_the_whole_decode_exactly(torch_engine: Engine) -> None:
     """With margins wider than the segment the first window reaches its end, so the segment is one chunk decoded on
-    the whole segment: exactly the whole decode (the crop arithmetic, and nothing else, is checked bit for bit)."""
+    the whole segment: exactly the whole decode (the crop arithmetic, and nothing else, is checked bit for bit;
+    any sentence shows it, so a short one)."""
     synth = _synth(torch_engine)
-    segment = torch_engine.plan(TEXTS[1], voice=VOICE, speed=1.0)[0]
+    segment = torch_engine.plan(SHORT, voice=VOICE, speed=1.0)[0]
     style = torch_engine._voices.style_for(torch_engine._voices.resolve(VOICE), len(segment.tokens))
     front = synth.front_end(segment.tokens, style, 1.0)
     (whole,) = synth.decode_chunks(front, chunked=False)
