@@ -103,3 +103,29 @@ def test_leaving_without_a_slot_is_a_bug_that_says_so() -> None:
         Admission(1).leave()
     with pytest.raises(ValueError, match="at least one"):
         Admission(0)
+
+
+def test_a_waiter_hears_its_place_in_line_as_the_line_moves() -> None:
+    async def scenario() -> None:
+        admission = Admission(1)
+        assert admission.join().admitted
+        ahead, waiter = admission.join(), admission.join()
+        places: list[int] = []
+        heard = {2: asyncio.Event(), 1: asyncio.Event()}
+
+        async def still_waiting(place: int) -> None:
+            places.append(place)
+            heard[place].set()
+
+        waiting = asyncio.create_task(admission.wait_turn(waiter, HANG_S, still_waiting=still_waiting, every_s=0.01))
+        await heard[2].wait()
+        leaving = asyncio.create_task(admission.wait_turn(ahead, HANG_S))
+        await asyncio.sleep(0)
+        leaving.cancel()  # the one ahead leaves the line
+        await asyncio.gather(leaving, return_exceptions=True)
+        await heard[1].wait()
+        admission.leave()
+        assert await waiting
+        assert places[0] == 2 and places[-1] == 1 and sorted(places, reverse=True) == places
+
+    run(scenario())

@@ -145,3 +145,18 @@ def test_a_session_that_leaves_the_queue_gives_its_place_to_the_next(onnx_engine
 
     with serve_tts(onnx_engine, max_sessions=1) as server:
         asyncio.run(asyncio.wait_for(scenario(server.ws_url, server.http_url), 2 * HANG_S))
+
+
+def test_a_waiting_session_hears_queued_again_so_its_stream_never_idles(
+    onnx_engine: Any, serve_tts: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kokoro_server.ws_session.QUEUED_REPEAT_S", 0.05)  # 10 s in service
+
+    async def scenario(url: str) -> None:
+        async with session(url), session(url) as waiting:
+            client = TtsClientSession()
+            heard = [await next_events(waiting, client) for _ in range(3)]
+            assert all(isinstance(e, SessionWaiting) and e.message.position == 1 for (e,) in heard)
+
+    with serve_tts(onnx_engine, max_sessions=1) as server:
+        asyncio.run(asyncio.wait_for(scenario(server.ws_url), 2 * HANG_S))

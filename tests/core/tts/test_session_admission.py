@@ -145,3 +145,18 @@ def test_a_request_level_error_is_not_mistaken_for_the_session_one() -> None:
     frame = serialize(TtsFailed(code="synthesis_failed", message="boom", request_id="a"))
     (event,) = client.receive_frame(frame)
     assert isinstance(event, RequestEnded)
+
+
+def test_a_waiting_session_hears_queued_again_with_its_place_now_until_it_is_admitted() -> None:
+    session = waiting_session()
+    session.data_to_send()
+    session.still_waiting(position=1)
+    assert decode(session.data_to_send()) == [{"type": "queued", "position": 1, "max_wait_s": 120}]
+    session.admit(waited_s=1.0)
+    with pytest.raises(SessionStateError):
+        session.still_waiting(position=1)
+    closed = waiting_session()
+    closed.receive_frame('{"type": "close"}')
+    closed.data_to_send()
+    closed.still_waiting(position=1)
+    assert closed.data_to_send() == []  # a session that closed while waiting hears nothing more

@@ -16,12 +16,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from relay_core.tts.messages import QUEUED_REPEAT_S
 
 PING_PATH = "/ping"
 
@@ -82,19 +84,44 @@ class Admission:
             self._waiting.append(ticket)
             return ticket
 
-    async def wait_turn(self, ticket: Ticket, timeout_s: float) -> bool:
+    async def wait_turn(
+        self,
+        ticket: Ticket,
+        timeout_s: float,
+        *,
+        still_waiting: Callable[[int], Awaitable[None]] | None = None,
+        every_s: float = QUEUED_REPEAT_S,
+    ) -> bool:
         """Wait until a slot is handed to ``ticket`` (True: the caller holds it and must :meth:`leave`) or
-        ``timeout_s`` has passed (False: the ticket left the queue). Cancelled, the ticket leaves the queue and
-        any slot handed to it meanwhile is passed on."""
+        ``timeout_s`` has passed (False: the ticket left the queue), calling ``still_waiting(place now)`` every
+        ``every_s`` meanwhile. Cancelled, the ticket leaves the queue and any slot handed to it meanwhile is
+        passed on."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + max(timeout_s, 0.0)
         try:
-            await asyncio.wait_for(asyncio.shield(ticket.slot), timeout=max(timeout_s, 0.0))
-        except TimeoutError:
-            return self._withdraw(ticket, gave_up=True)
+            while True:
+                left = deadline - loop.time()
+                if left <= 0:
+                    return self._withdraw(ticket, gave_up=True)
+                try:
+                    await asyncio.wait_for(asyncio.shield(ticket.slot), timeout=min(left, every_s))
+                except TimeoutError:
+                    if still_waiting is not None and not ticket.admitted and loop.time() < deadline:
+                        await still_waiting(self.position(ticket))
+                    continue
+                return True
         except asyncio.CancelledError:
             if self._withdraw(ticket, gave_up=False):
                 self.leave()
             raise
-        return True
+
+    def position(self, ticket: Ticket) -> int:
+        """The ticket's place in the queue now (1: next); 0 once it left the queue."""
+        with self._lock:
+            try:
+                return self._waiting.index(ticket) + 1
+            except ValueError:
+                return 0
 
     def leave(self) -> None:
         """A session holding a slot has ended: the slot goes to the head of the queue, or is freed."""

@@ -6,9 +6,10 @@ through one lock. A synthesis task takes the session's requests one at a time an
 segment through the shared scheduler, sending each segment's PCM as soon as it exists.
 
 A session that finds every slot of the instance taken (:mod:`kokoro_server.admission`) is served all the same: it
-joins the admission queue and says so (``queued``); its frames are handled meanwhile (requests kept, in order);
-synthesis starts when a slot is handed to it (``admitted``), or, past ``KOKORO_QUEUE_WAIT_S``, the session ends with
-``at_capacity`` and the socket is closed with 1000. A client that leaves while waiting leaves the queue at once.
+joins the admission queue and says so (``queued``, repeated every ``QUEUED_REPEAT_S`` with its place); its frames
+are handled meanwhile (requests kept, in order); synthesis starts when a slot is handed to it (``admitted``), or,
+past ``KOKORO_QUEUE_WAIT_S``, the session ends with ``at_capacity`` and the socket is closed with 1000. A client
+that leaves while waiting leaves the queue at once.
 
 Guarantees: a cancel drops the request's queued scheduler job at once (a segment waiting for a worker never
 runs) and stops the running request at the next segment boundary (the segment in progress is discarded); an
@@ -39,7 +40,7 @@ from kokoro_server.text_scripts import check_request_speakable
 from kokoro_server.word_timer import WordTimer
 from relay_core.close_codes import TRY_AGAIN_LATER
 from relay_core.errors import InvalidFieldError, ProtocolError
-from relay_core.tts.messages import SESSION_PATH, Synthesize, TtsErrorCode
+from relay_core.tts.messages import QUEUED_REPEAT_S, SESSION_PATH, Synthesize, TtsErrorCode
 from relay_core.tts.session import TtsServerSession
 
 logger = logging.getLogger(__name__)
@@ -121,7 +122,9 @@ class SessionSocket:
         if not self._holds_slot:
             loop = asyncio.get_running_loop()
             joined = loop.time()
-            admitted = await self.admission.wait_turn(ticket, self.queue_wait_s)
+            admitted = await self.admission.wait_turn(
+                ticket, self.queue_wait_s, still_waiting=self._still_waiting, every_s=QUEUED_REPEAT_S
+            )
             self._holds_slot = admitted  # set before any other await: run() gives the slot back
             waited_s = loop.time() - joined
             if not admitted:
@@ -133,6 +136,11 @@ class SessionSocket:
             self.session.admit(waited_s=waited_s)
             await self._flush()
         await self._synthesis_loop()
+
+    async def _still_waiting(self, position: int) -> None:
+        """``queued`` again with the session's place now: the stream never idles while it waits."""
+        self.session.still_waiting(position=position)
+        await self._flush()
 
     async def _receive_loop(self) -> None:
         while True:

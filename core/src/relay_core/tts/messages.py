@@ -324,14 +324,20 @@ class TtsFailed:
         return cls(code=exc.code, message=exc.message, request_id=exc.request_id, rejected=rejected)
 
 
+QUEUED_REPEAT_S: Final = 10.0
+"""A waiting session hears ``queued`` again this often, with its place now: its stream never idles while it waits,
+whatever idle limit a proxy on the way (SageMaker's front end) applies, and a client can show the line moving."""
+
+
 @dataclass(frozen=True, slots=True)
 class SessionQueued:
     """The session was accepted while every slot of the instance is taken: it waits, first come first served.
 
-    Sent once, first, and only to a session that has to wait. ``position`` is its place in the admission queue
-    when it joined (1: next to start); ``max_wait_s`` bounds the wait, after which the session ends with a
-    session-level ``error`` ``at_capacity``. Requests sent meanwhile are checked and kept as usual, and run, in
-    order, once the session is ``admitted``; ``cancel`` and ``close`` work as usual."""
+    Sent first, and only to a session that has to wait, then again every :data:`QUEUED_REPEAT_S` while it waits.
+    ``position`` is its place in the admission queue (1: next to start); ``max_wait_s`` bounds the wait from when
+    it joined, after which the session ends with a session-level ``error`` ``at_capacity``. Requests sent meanwhile
+    are checked and kept as usual, and run, in order, once the session is ``admitted``; ``cancel`` and ``close``
+    work as usual."""
 
     position: int
     max_wait_s: float

@@ -9,10 +9,11 @@ The I/O layer (the container's WebSocket handler) does three things and nothing 
    :attr:`should_close` is true.
 
 A session the instance cannot serve yet waits for a slot (the I/O layer owns the admission queue): it calls
-:meth:`TtsServerSession.wait_for_admission` before anything is sent (``queued``), then :meth:`admit` when a slot
-frees (``admitted``) or :meth:`refuse_at_capacity` when the wait's bound has passed (a session-level ``error``
-``at_capacity``, then close with 1000). While it waits, frames are handled as usual (requests are checked and kept,
-``cancel`` and ``close`` work) and :meth:`next_request` returns None.
+:meth:`TtsServerSession.wait_for_admission` before anything is sent (``queued``), :meth:`still_waiting` every
+``QUEUED_REPEAT_S`` while it waits (``queued`` again, its place now), then :meth:`admit` when a slot frees
+(``admitted``) or :meth:`refuse_at_capacity` when the wait's bound has passed (a session-level ``error``
+``at_capacity``, then close with 1000). While it waits, frames are handled as usual (requests are checked and
+kept, ``cancel`` and ``close`` work) and :meth:`next_request` returns None.
 
 Guarantees: requests run one at a time in arrival order; every request that is accepted ends with exactly one
 of ``synthesis_complete``, ``synthesis_cancelled`` or ``error`` (``"rejected": false``), except that a session
@@ -112,6 +113,7 @@ class TtsServerSession:
     _out: list[Frame] = field(default_factory=list, init=False)
     _seen_ids: OrderedDict[str, None] = field(default_factory=OrderedDict, init=False)
     _counter: itertools.count[int] = field(default_factory=itertools.count, init=False)
+    _max_wait_s: float = field(default=0.0, init=False)
 
     # --- input ---------------------------------------------------------------------------------------------
 
@@ -212,7 +214,15 @@ class TtsServerSession:
         if self._out or self.has_pending_work or not self.admitted or self.state is not SessionState.OPEN:
             raise SessionStateError("wait_for_admission must come first, before any frame of the session")
         self.admitted = False
-        self._emit(SessionQueued(position=position, max_wait_s=round(max_wait_s, 3)))
+        self._max_wait_s = round(max_wait_s, 3)
+        self._emit(SessionQueued(position=position, max_wait_s=self._max_wait_s))
+
+    def still_waiting(self, *, position: int) -> None:
+        """Queue ``queued`` again with the session's place now (every ``QUEUED_REPEAT_S`` while it waits)."""
+        if self.admitted:
+            raise SessionStateError("still_waiting() of a session that is not waiting: call wait_for_admission first")
+        if self.state is not SessionState.CLOSED:
+            self._emit(SessionQueued(position=position, max_wait_s=self._max_wait_s))
 
     def admit(self, *, waited_s: float) -> None:
         """A slot freed for this waiting session: ``admitted``; :meth:`next_request` starts its requests now."""
