@@ -27,6 +27,7 @@ from relay_core.agent.events import (
     AudioChunk,
     AudioStreamEnd,
     AudioStreamStart,
+    SpeechWaiting,
     TextDelta,
     serialize_event,
 )
@@ -189,6 +190,7 @@ def session_cases() -> list[Json]:
     cancelled = agent_turn(cancelled_after=2)
     failed = agent_turn(fail_after=3)
     timed = framed(agent_turn(timings=True))
+    waited = [full[0], SpeechWaiting(request_id=TURN_ID, position=3), *full[1:]]
     rate_limited = Rejection(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
     expired = Rejection(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
     busy = Rejection(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
@@ -252,6 +254,12 @@ def session_cases() -> list[Json]:
             rx([accepted, *framed(failed)]),
             resumes=[],
             agent_events=failed,
+        ),
+        case(
+            "the speech waits in line for the busy speech service (speech_waiting), then the turn completes",
+            rx([accepted, *framed(waited)]),
+            resumes=[],
+            agent_events=waited,
         ),
         case(
             "a rejected sendMessage (error without seq) ends the turn before it starts",
