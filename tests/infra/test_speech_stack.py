@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from aws_cdk.assertions import Match
 
+from relay_core.tts.metrics import DIMENSION, NAMESPACE, OPEN_SESSIONS, QUEUED_SESSIONS, SESSION_GAUGE_INTERVAL_S
+from relay_infra.constructs.session_scaling import QUEUE_MAX_STEP, queue_scaling_steps
+
 if TYPE_CHECKING:
     from tests.infra.conftest import SynthesizedApp
 
@@ -90,15 +93,121 @@ def test_autoscaling_tracks_concurrent_sessions_not_cpu(relay_app: SynthesizedAp
     assert "CPU" not in json.dumps(relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"))
 
 
+ENDPOINT = "kokoro-relay-dev-tts"
+
+
+def _session_query(name: str) -> dict[str, Any]:
+    return {
+        "MetricStat": {
+            "Metric": {
+                "Namespace": NAMESPACE,
+                "MetricName": name,
+                "Dimensions": [{"Name": DIMENSION, "Value": ENDPOINT}],
+            },
+            "Stat": "Average",
+        },
+        "ReturnData": False,
+    }
+
+
+def test_autoscaling_also_tracks_the_sessions_the_container_counts(relay_app: SynthesizedApp) -> None:
+    """Beside the built-in metric, a target tracking policy on the container's own gauges: the Average of
+    SessionsOpen + SessionsQueued (the mean of every instance's samples: sessions per instance), at the same target,
+    on the dimension value the container writes (KOKORO_METRICS_ENDPOINT is the endpoint's name)."""
+    policies = relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy")
+    tracked = [
+        p["Properties"]["TargetTrackingScalingPolicyConfiguration"]
+        for p in policies
+        if "CustomizedMetricSpecification" in p["Properties"].get("TargetTrackingScalingPolicyConfiguration", {})
+    ]
+    assert len(tracked) == 1
+    (config,) = tracked
+    assert config["TargetValue"] == 24
+    assert config.get("DisableScaleIn") is not True  # it must vote on scale-in, or an under-counting metric wins
+    assert (config["ScaleOutCooldown"], config["ScaleInCooldown"]) == (60, 600)
+    queries = {q["Id"]: q for q in config["CustomizedMetricSpecification"]["Metrics"]}
+    returned = [q for q in queries.values() if q["ReturnData"]]
+    assert len(returned) == 1
+    terms = set(re.findall(r"[a-z_]+", returned[0]["Expression"]))
+    assert returned[0]["Expression"].count("+") == 1 and len(terms) == 2
+    for term in terms:
+        name = queries[term]["MetricStat"]["Metric"]["MetricName"]
+        assert {key: queries[term][key] for key in ("MetricStat", "ReturnData")} == _session_query(name)
+    assert {queries[t]["MetricStat"]["Metric"]["MetricName"] for t in terms} == {OPEN_SESSIONS, QUEUED_SESSIONS}
+    models = relay_app.resources("Speech", "AWS::SageMaker::Model")
+    assert {m["Properties"]["PrimaryContainer"]["Environment"]["KOKORO_METRICS_ENDPOINT"] for m in models} == {ENDPOINT}
+    relay_app.assertions("Speech").has_resource_properties("AWS::SageMaker::Endpoint", {"EndpointName": ENDPOINT})
+
+
+def test_sessions_waiting_scale_the_fleet_out_on_the_containers_10_second_samples(relay_app: SynthesizedApp) -> None:
+    """A step policy, out only, on an alarm over SessionsQueued summed per 10 s (the container's interval): 2 of 3
+    periods with a session waiting add one instance per 24 sessions waiting, at most 3, with a 5 min cooldown."""
+    alarms = [
+        a["Properties"]
+        for a in relay_app.resources("Speech", "AWS::CloudWatch::Alarm")
+        if a["Properties"].get("MetricName") == QUEUED_SESSIONS
+    ]
+    assert len(alarms) == 1  # no scale-in alarm: target tracking alone decides scale-in
+    (alarm,) = alarms
+    assert alarm["Namespace"] == NAMESPACE
+    assert alarm["Dimensions"] == [{"Name": DIMENSION, "Value": ENDPOINT}]
+    assert alarm["Period"] == SESSION_GAUGE_INTERVAL_S == 10
+    assert alarm["Statistic"] == "Sum"
+    assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanOrEqualToThreshold", 1)
+    assert (alarm["DatapointsToAlarm"], alarm["EvaluationPeriods"]) == (2, 3)
+    (action,) = alarm["AlarmActions"]
+    resources = relay_app.template("Speech")["Resources"]
+    policy = resources[action["Ref"]]["Properties"]
+    assert policy["PolicyType"] == "StepScaling"
+    step = policy["StepScalingPolicyConfiguration"]
+    assert (step["AdjustmentType"], step["Cooldown"]) == ("ChangeInCapacity", 300)
+    adjustments = sorted(step["StepAdjustments"], key=lambda a: a["MetricIntervalLowerBound"])
+    assert [a["ScalingAdjustment"] for a in adjustments] == [1, 2, 3]
+    # bounds relative to the threshold (1): [1, 24) +1, [24, 48) +2, 48 and more +3
+    assert [(a["MetricIntervalLowerBound"], a.get("MetricIntervalUpperBound")) for a in adjustments] == [
+        (0, 23),
+        (23, 47),
+        (47, None),
+    ]
+    assert policy["ScalingTargetId"] == {"Ref": _only(relay_app, "AWS::ApplicationAutoScaling::ScalableTarget")}
+
+
+def test_queue_steps_stay_valid_for_any_sessions_per_instance() -> None:
+    """No two steps share a bound (Application Auto Scaling refuses overlaps), whatever the target."""
+    for per_instance in (1, 2, 24, 500):
+        steps = queue_scaling_steps(per_instance)
+        lowers = [s.lower for s in steps if s.lower is not None]
+        assert lowers == sorted(set(lowers)) and lowers[0] == 1
+        assert [s.change for s in steps] == list(range(len(steps)))
+        assert max(s.change for s in steps) <= QUEUE_MAX_STEP
+    assert [s.lower for s in queue_scaling_steps(1)] == [None, 1, 2]
+
+
+def _only(relay_app: SynthesizedApp, resource_type: str) -> str:
+    resources: dict[str, dict[str, Any]] = relay_app.template("Speech")["Resources"]
+    (logical_id,) = [k for k, r in resources.items() if r["Type"] == resource_type]
+    return logical_id
+
+
 def test_capacity_doc_says_whether_the_scaling_metric_counts_a_session(relay_app: SynthesizedApp) -> None:
     """Every metric the fleet scales on is named in docs/capacity.md, which says what AWS documents about it for a
     bidirectional session (nothing settles it), how to measure it, and why the design holds either way."""
     from relay_infra.paths import REPO_ROOT  # noqa: PLC0415
 
     text = " ".join((REPO_ROOT / "docs" / "capacity.md").read_text(encoding="utf-8").split())
+    names = set()
     for policy in relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"):
-        metric = policy["Properties"]["TargetTrackingScalingPolicyConfiguration"]["PredefinedMetricSpecification"]
-        assert f"`{metric['PredefinedMetricType']}`" in text
+        tracking = policy["Properties"].get("TargetTrackingScalingPolicyConfiguration", {})
+        if "PredefinedMetricSpecification" in tracking:
+            names.add(tracking["PredefinedMetricSpecification"]["PredefinedMetricType"])
+        for query in tracking.get("CustomizedMetricSpecification", {}).get("Metrics", []):
+            if "MetricStat" in query:
+                names.add(query["MetricStat"]["Metric"]["MetricName"])
+    for alarm in relay_app.resources("Speech", "AWS::CloudWatch::Alarm"):
+        names.add(alarm["Properties"]["MetricName"])
+    assert {"SageMakerVariantConcurrentRequestsPerModelHighResolution", OPEN_SESSIONS, QUEUED_SESSIONS} <= names
+    for name in names:
+        assert f"`{name}`" in text
     assert "Does the metric count a session? AWS's documentation does not say." in text
     assert "docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html" in text
     assert "`InvokeEndpointWithBidirectionalStream`" in text

@@ -17,7 +17,10 @@ from constructs import Construct
 from relay_core.tts.metrics import DIMENSION as TTS_METRICS_DIMENSION
 from relay_core.tts.metrics import FIRST_AUDIO as TTS_FIRST_AUDIO
 from relay_core.tts.metrics import NAMESPACE as TTS_METRICS_NAMESPACE
+from relay_core.tts.metrics import OPEN_SESSIONS as TTS_OPEN_SESSIONS
+from relay_core.tts.metrics import QUEUED_SESSIONS as TTS_QUEUED_SESSIONS
 from relay_infra.constructs.python_function import METRICS_NAMESPACE
+from relay_infra.constructs.session_scaling import DEMAND_EXPRESSION
 from relay_infra.constructs.tts_endpoint import VARIANT_NAME
 from relay_infra.stacks.gateway import SERVICE as GATEWAY_SERVICE
 from relay_infra.stacks.gateway import GatewayStack
@@ -26,6 +29,9 @@ PAGING_ERROR_CODES = ("internal_error", "agent_unavailable")
 """Client error codes that mean the system, not the client, failed."""
 TTFA_P90_ALARM_MS = 2500
 PERIOD = Duration.minutes(1)
+SESSION_METRICS_SILENCE = Duration.minutes(5)
+"""With no ``SessionsOpen`` sample for this long (each instance writes one every 10 s), the session policies are
+blind: the fleet can no longer scale in on them nor out on a queue, and an alarm pages."""
 
 
 def gateway_metric(name: str, statistic: str, unit: cloudwatch.Unit | None = None) -> cloudwatch.Metric:
@@ -48,15 +54,32 @@ def client_errors_by_code() -> cloudwatch.MathExpression:
     )
 
 
-def session_metric(endpoint_name: str, name: str, statistic: str) -> cloudwatch.Metric:
-    """A metric the Kokoro container writes per finished session request (EMF on its log group;
-    kokoro_server.session_metrics): SageMaker's own ``ModelLatency`` covers ``InvokeEndpoint`` only, never the
-    requests inside a bidirectional session."""
+def session_metric(
+    endpoint_name: str, name: str, statistic: str, period: Duration = PERIOD, label: str | None = None
+) -> cloudwatch.Metric:
+    """A metric the Kokoro container writes (EMF on its log group; kokoro_server.session_metrics): per finished
+    session request (SageMaker's own ``ModelLatency`` covers ``InvokeEndpoint`` only, never the requests inside a
+    bidirectional session), or its sessions open and queued, sampled every 10 s."""
     return cloudwatch.Metric(
         namespace=TTS_METRICS_NAMESPACE,
         metric_name=name,
         dimensions_map={TTS_METRICS_DIMENSION: endpoint_name},
         statistic=statistic,
+        period=period,
+        label=label,
+    )
+
+
+def session_demand(endpoint_name: str) -> cloudwatch.MathExpression:
+    """Sessions open or queued per instance, the figure the session target tracking policy keeps at its target
+    (relay_infra.constructs.session_scaling): the Average of every instance's samples."""
+    return cloudwatch.MathExpression(
+        expression=DEMAND_EXPRESSION,
+        using_metrics={
+            "sessions_open": session_metric(endpoint_name, TTS_OPEN_SESSIONS, "Average"),
+            "sessions_queued": session_metric(endpoint_name, TTS_QUEUED_SESSIONS, "Average"),
+        },
+        label="open or queued per instance (the session policy's metric)",
         period=PERIOD,
     )
 
@@ -72,8 +95,9 @@ def endpoint_metric(endpoint_name: str, name: str, statistic: str) -> cloudwatch
 
 
 class RelayDashboard(Construct):
-    """One dashboard (turns, time to first audio, errors by code, endpoint invocations and latency) and the
-    alarms on the figures that page someone, each notifying ``alerts``."""
+    """One dashboard (turns, time to first audio, errors by code, endpoint invocations and latency, the TTS
+    containers' open and queued sessions) and the alarms on the figures that page someone, each notifying
+    ``alerts``."""
 
     def __init__(
         self,
@@ -96,6 +120,11 @@ class RelayDashboard(Construct):
         first_audio_p90 = session_metric(endpoint_name, TTS_FIRST_AUDIO, "p90")
         endpoint_5xx = endpoint_metric(endpoint_name, "Invocation5XXErrors", "Sum")
         concurrency = endpoint_metric(endpoint_name, "ConcurrentRequestsPerModel", "Maximum")
+        busiest_open = session_metric(endpoint_name, TTS_OPEN_SESSIONS, "Maximum", label="open, busiest instance")
+        busiest_queue = session_metric(
+            endpoint_name, TTS_QUEUED_SESSIONS, "Maximum", label="queued, longest queue of an instance"
+        )
+        session_samples = session_metric(endpoint_name, TTS_OPEN_SESSIONS, "SampleCount", SESSION_METRICS_SILENCE)
         api_id = gateway.gateway.api.api_id
         api_errors = cloudwatch.Metric(
             namespace="AWS/ApiGateway",
@@ -122,6 +151,18 @@ class RelayDashboard(Construct):
                 left=[runtime.metric_system_errors(period=PERIOD), runtime.metric_user_errors(period=PERIOD)],
                 right=[api_errors, relay_errors],
                 width=8,
+            ),
+        )
+        self.dashboard.add_widgets(
+            cloudwatch.GraphWidget(
+                title="TTS sessions per instance (the container's count)",
+                left=[session_demand(endpoint_name), busiest_open],
+                width=12,
+            ),
+            cloudwatch.GraphWidget(
+                title="TTS sessions waiting for a slot (scale out at once when above 0)",
+                left=[busiest_queue],
+                width=12,
             ),
         )
 
@@ -172,3 +213,19 @@ class RelayDashboard(Construct):
             )
             alarm.add_alarm_action(action)
             self.alarms[name] = alarm
+        silent = cloudwatch.Alarm(
+            self,
+            "TtsSessionMetricsMissing",
+            metric=session_samples,
+            threshold=1,
+            evaluation_periods=1,
+            comparison_operator=cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.BREACHING,
+            alarm_description=(
+                "The TTS containers' SessionsOpen/SessionsQueued samples do not reach CloudWatch: the session "
+                "scaling policies are blind (no scale-in, no scale-out on a queue). Check KOKORO_METRICS_ENDPOINT "
+                "and the EMF lines in the endpoint's log group (docs/capacity.md)."
+            ),
+        )
+        silent.add_alarm_action(action)
+        self.alarms["TtsSessionMetricsMissing"] = silent

@@ -1,8 +1,9 @@
 """The Kokoro TTS endpoint: SageMaker model, endpoint config and endpoint, its role, and its autoscaling.
 
 The execution role may read only the weights prefix of the weights-cache bucket and pull only the Kokoro
-image. Autoscaling tracks concurrent requests (open TTS sessions) per instance, never CPU: a GPU instance
-saturates on sessions long before its CPUs look busy.
+image. Autoscaling tracks sessions per instance, never CPU (a GPU instance saturates on sessions long before its
+CPUs look busy): SageMaker's concurrent requests, and the container's own open and queued sessions
+(:mod:`relay_infra.constructs.session_scaling`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import ArnFormat, Duration, IgnoreMode, Stack, Stage
+from aws_cdk import ArnFormat, IgnoreMode, Stack, Stage
 from aws_cdk import aws_applicationautoscaling as autoscaling
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_ecr_assets as ecr_assets
@@ -23,6 +24,12 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from relay_infra.constructs.session_scaling import (
+    SCALE_IN_COOLDOWN,
+    SCALE_OUT_COOLDOWN,
+    queue_step_policy,
+    session_demand_policy,
+)
 from relay_infra.image_context import stage_image_context
 from relay_infra.nag import Acknowledged, acknowledge
 from relay_infra.paths import REPO_ROOT
@@ -204,11 +211,14 @@ class TtsEndpoint(Construct):
         )
 
         base_name = f"{name_prefix}-tts"
+        self.endpoint_name = sagemaker_name(base_name)
+        """Fixed for the deployment's life: the agent, the dashboard and the ops workflows address it by name."""
         environment = {
             "KOKORO_ENGINE": "torch",
             "KOKORO_WEIGHTS_DIR": MODEL_DIR,
             "KOKORO_DEVICE": "cuda",
-            "KOKORO_METRICS_ENDPOINT": base_name,
+            # the EndpointName dimension of the container's session metrics, which the session policies query
+            "KOKORO_METRICS_ENDPOINT": self.endpoint_name,
         }
         model_data_uri = f"s3://{weights_bucket.bucket_name}/{weights_prefix}"
         self.model_name = sagemaker_name(
@@ -280,8 +290,6 @@ class TtsEndpoint(Construct):
                 "S3/ECR/CloudWatch at a cost larger than the endpoint's own. Network isolation is by IAM.",
             ),
         )
-        self.endpoint_name = sagemaker_name(base_name)
-        """Fixed for the deployment's life: the agent, the dashboard and the ops workflows address it by name."""
         self.endpoint = sagemaker.CfnEndpoint(
             self,
             "Endpoint",
@@ -314,8 +322,19 @@ class TtsEndpoint(Construct):
                 "ConcurrentSessions",
                 target_value=float(sessions_per_instance),
                 predefined_metric=SCALING_METRIC,
-                scale_out_cooldown=Duration.seconds(60),
-                scale_in_cooldown=Duration.minutes(10),
+                scale_out_cooldown=SCALE_OUT_COOLDOWN,
+                scale_in_cooldown=SCALE_IN_COOLDOWN,
+            )
+            # what the container itself counts, whatever the built-in metric turns out to count (docs/capacity.md)
+            session_demand_policy(
+                self,
+                "SessionDemand",
+                target=scaling,
+                endpoint_name=self.endpoint_name,
+                sessions_per_instance=sessions_per_instance,
+            )
+            queue_step_policy(
+                scaling, "QueuedSessions", endpoint_name=self.endpoint_name, sessions_per_instance=sessions_per_instance
             )
             self.scaling = scaling
 
