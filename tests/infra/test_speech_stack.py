@@ -208,7 +208,7 @@ def test_capacity_doc_says_whether_the_scaling_metric_counts_a_session(relay_app
     assert {"SageMakerVariantConcurrentRequestsPerModelHighResolution", OPEN_SESSIONS, QUEUED_SESSIONS} <= names
     for name in names:
         assert f"`{name}`" in text
-    assert "Does the metric count a session? AWS's documentation does not say." in text
+    assert "Does the built-in metric count a session? AWS's documentation does not say." in text
     assert "docs.aws.amazon.com/sagemaker/latest/dg/endpoint-auto-scaling-add-code-define.html" in text
     assert "`InvokeEndpointWithBidirectionalStream`" in text
     assert "`KOKORO_MAX_SESSIONS`" in text  # what keeps it correct when the metric under-reports
