@@ -172,6 +172,40 @@ def test_sessions_waiting_scale_the_fleet_out_on_the_containers_10_second_sample
     assert policy["ScalingTargetId"] == {"Ref": _only(relay_app, "AWS::ApplicationAutoScaling::ScalableTarget")}
 
 
+def test_the_containers_emf_lines_are_what_the_policies_query(relay_app: SynthesizedApp) -> None:
+    """The record the container writes (relay_core's own EMF builder, fed the endpoint name the CDK app sets)
+    declares the namespace, dimension and names the session policies query, high-resolution; SageMaker ships it
+    to /aws/sagemaker/Endpoints/<endpoint>, where the execution role may write, and CloudWatch Logs extracts it."""
+    from relay_core.tts.metrics import sessions_emf_record  # noqa: PLC0415
+
+    (model,) = relay_app.resources("Speech", "AWS::SageMaker::Model")
+    written = model["Properties"]["PrimaryContainer"]["Environment"]["KOKORO_METRICS_ENDPOINT"]
+    record = sessions_emf_record(written, open_sessions=3, queued_sessions=1, now_ms=0)
+    (directive,) = record["_aws"]["CloudWatchMetrics"]
+    assert directive["Dimensions"] == [[DIMENSION]]
+    assert {m["Name"]: m["StorageResolution"] for m in directive["Metrics"]} == {OPEN_SESSIONS: 1, QUEUED_SESSIONS: 1}
+    queried = set()
+    for policy in relay_app.resources("Speech", "AWS::ApplicationAutoScaling::ScalingPolicy"):
+        tracking = policy["Properties"].get("TargetTrackingScalingPolicyConfiguration", {})
+        for query in tracking.get("CustomizedMetricSpecification", {}).get("Metrics", []):
+            if "MetricStat" in query:
+                metric = query["MetricStat"]["Metric"]
+                queried.add((metric["Namespace"], metric["MetricName"], json.dumps(metric["Dimensions"])))
+    for alarm in relay_app.resources("Speech", "AWS::CloudWatch::Alarm"):
+        props = alarm["Properties"]
+        queried.add((props["Namespace"], props["MetricName"], json.dumps(props["Dimensions"])))
+    dimensions = json.dumps([{"Name": DIMENSION, "Value": record[DIMENSION]}])
+    assert queried == {(directive["Namespace"], m["Name"], dimensions) for m in directive["Metrics"]}
+    logs = [
+        st
+        for p in relay_app.resources("Speech", "AWS::IAM::Policy")
+        for st in p["Properties"]["PolicyDocument"]["Statement"]
+        if "logs:PutLogEvents" in _list(st["Action"])
+    ]
+    assert logs and all({"logs:CreateLogStream", "logs:PutLogEvents"} <= set(_list(st["Action"])) for st in logs)
+    assert all("log-group:/aws/sagemaker/Endpoints/*" in json.dumps(st["Resource"]) for st in logs)
+
+
 def test_queue_steps_stay_valid_for_any_sessions_per_instance() -> None:
     """No two steps share a bound (Application Auto Scaling refuses overlaps), whatever the target."""
     for per_instance in (1, 2, 24, 500):
