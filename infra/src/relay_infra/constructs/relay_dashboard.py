@@ -224,7 +224,8 @@ class RelayDashboard(Construct):
             alarm_description=(
                 "The TTS containers' SessionsOpen/SessionsQueued samples do not reach CloudWatch: the session "
                 "scaling policies are blind (no scale-in, no scale-out on a queue). Check KOKORO_METRICS_ENDPOINT "
-                "and the EMF lines in the endpoint's log group (docs/capacity.md)."
+                "and the EMF lines in the endpoint's log group (docs/capacity.md). Expected once after a cleanup "
+                "that deleted the endpoint."
             ),
         )
         silent.add_alarm_action(action)
