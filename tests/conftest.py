@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -28,6 +28,7 @@ PROCESS_ENV_PATHS = (
     "tests/local/test_apigw_websocket.py",
     "tests/local/test_captions_gateway.py",
     "tests/local/test_moto_dynamodb.py",
+    "tests/local/test_relay_crowd.py",
     "tests/local/test_relay_stack.py",
     "tests/local/test_sagemaker_frontend_stack.py",
     "tests/web/test_web_browser.py",
@@ -602,19 +603,44 @@ RELAY_TEST_RESUME_WINDOW_S = 6
 """The session stack's RESUME_WINDOW_S: short, so that a test can outwait it."""
 
 
+RELAY_STACK_SETTINGS = frozenset({"tts_transport", "tts", "agent"})
+"""What an indirect parameter of ``relay_stack`` may set (see its docstring)."""
+
+
 @pytest.fixture(scope="session")
-def relay_stack(tts_server: RunningServer) -> Iterator[Any]:
+def relay_stack(request: pytest.FixtureRequest, tts_server: RunningServer) -> Iterator[Any]:
     """The whole local relay (``relay_local.relay_stack.RelayStack``) with the REAL gateway functions, moto,
     the local API Gateway and a fresh agent app (speak model) over the session's TTS server: ``.gateway_url``,
     ``.web_url``, ``.agent_url``, ``.dev_token(user_id)``. RESUME_WINDOW_S is RELAY_TEST_RESUME_WINDOW_S;
-    TURNS_PER_MINUTE is 120 (one user runs turns back to back in tests/local/test_relay_stack.py)."""
+    TURNS_PER_MINUTE is 120 (one user runs turns back to back in tests/local/test_relay_stack.py).
+
+    Parametrized indirectly, it is a stack of other settings, a dict of :data:`RELAY_STACK_SETTINGS`:
+    ``"tts_transport"`` (``"sagemaker"``: the local SageMaker front end between agent and container, as
+    ``relay up --tts-transport sagemaker``), ``"tts"`` (:class:`kokoro_server.config.ServerConfig` fields, e.g.
+    ``{"max_sessions": 4}``: a TTS container of its own on the session's ONNX engine) and ``"agent"``
+    (:class:`voice_agent.config.AgentConfig` fields). pytest keeps one value of a session fixture at a time, so a
+    test of other settings stops the running stack before its own starts: never two stacks in one process."""
     from relay_local.relay_stack import RelayStack  # noqa: PLC0415
     from voice_agent.config import AgentConfig, ModelKind  # noqa: PLC0415
 
-    config = AgentConfig(model=ModelKind.SPEAK)
+    settings: dict[str, Any] = getattr(request, "param", {})
+    unknown = set(settings) - RELAY_STACK_SETTINGS
+    if unknown:
+        raise ValueError(f"relay_stack takes {sorted(RELAY_STACK_SETTINGS)}, not {sorted(unknown)}")
+    config = AgentConfig(**{"model": ModelKind.SPEAK, **settings.get("agent", {})})
     env = {"RESUME_WINDOW_S": str(RELAY_TEST_RESUME_WINDOW_S), "TURNS_PER_MINUTE": "120"}
-    with RelayStack(tts_url=tts_server.ws_url, agent_config=config, function_env=env) as stack:
-        yield stack
+    with ExitStack() as running:
+        tts = tts_server
+        if "tts" in settings:
+            tts = running.enter_context(serve_engine(request.getfixturevalue("onnx_engine"), **settings["tts"]))
+        yield running.enter_context(
+            RelayStack(
+                tts_url=tts.ws_url,
+                agent_config=config,
+                function_env=env,
+                tts_transport=settings.get("tts_transport", "ws"),
+            )
+        )
 
 
 # --------------------------------------------- end relay stack -------------------------------------------
