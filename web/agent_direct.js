@@ -70,6 +70,10 @@ export class AgentEventMapper {
         this.wordMessages += 1;
         return [{ type: "words_received", turnId, seq: this.wordMessages - 1, words, index }];
       }
+      case "speech_waiting":
+        // A status, not an error: the speech service is busy and the turn's speech waits in line ("voice
+        // starting…" until audio). The agent's own event; it has no seq (at most one per turn, before any audio).
+        return [{ type: "speech_waiting_received", turnId, seq: 0, position: Number(event.position ?? 1) }];
       case "audio_stream_end":
         return [{ type: "audio_ended", turnId, totalSamples: this.samples, durationS: Number(event.duration_s) }];
       case "agent_end":

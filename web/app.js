@@ -275,7 +275,17 @@ function noteAudio(view, samples, start) {
     }
   }
   view.samples += samples.length;
+  view.voiceWaiting = false;
   wakeLock.hold();
+}
+
+/**
+ * The turn's speech waits in line for the busy speech service (either route): "voice starting…" until its audio.
+ * @param {TurnView} view
+ */
+function noteWaiting(view) {
+  if (view.status === "sending") view.status = "streaming";
+  view.voiceWaiting = true;
 }
 
 /**
@@ -408,6 +418,9 @@ function onDirectEvent(event) {
     case "text_received":
       appendText(view, event.text);
       break;
+    case "speech_waiting_received":
+      noteWaiting(view);
+      break;
     case "audio_received":
       noteAudio(view, event.samples, player.enqueue(event.samples));
       break;
@@ -458,13 +471,11 @@ function bindTurn(view, relayTurn) {
     renderMetrics(view);
   });
   relayTurn.on("speechWaiting", () => {
-    streaming();
-    view.voiceWaiting = true;
+    noteWaiting(view);
     renderMetrics(view);
   });
   relayTurn.on("audio", ({ samples }) => {
     streaming();
-    view.voiceWaiting = false;
     const last = player.scheduled.at(-1);
     noteAudio(view, samples, player.stopped || last === undefined ? null : last.start);
     renderMetrics(view);

@@ -132,3 +132,23 @@ test("direct: newConversation() sends later turns under a fresh session id", asy
   assert.notEqual(sessions[2], sessions[1]);
   assert.equal(sessions[2], client.sessionId);
 });
+
+test("direct: a turn whose speech waits in line says so before its audio, then speaks what the agent spoke", async () => {
+  // The agent's events as relay_core serializes them (tests/web/test_web_fixtures.py), speech_waiting included.
+  const waitedCase = sse.find((c) => c.name.includes("speech_waiting"));
+  const events = [];
+  const client = new AgentDirectClient({
+    endpoint: "/a",
+    onEvent: (e) => events.push(e),
+    fetchImpl: fakeFetch(Buffer.from(waitedCase.body_b64, "base64"), 333, []),
+  });
+  await client.run({ prompt: "hi", turnId: "t-8" });
+  const types = events.map((e) => e.type);
+  const waiting = events.filter((e) => e.type === "speech_waiting_received");
+  assert.deepEqual(waiting, [{ type: "speech_waiting_received", turnId: session[0].turn_id, seq: 0, position: 3 }]);
+  assert.ok(types.indexOf("speech_waiting_received") < types.indexOf("audio_received"), types.join(" "));
+  const got = collect(events);
+  assert.equal(got.text, expected.text);
+  assert.equal(got.pcm_b64, expected.pcm_b64);
+  assert.equal(got.last.outcome, "completed");
+});

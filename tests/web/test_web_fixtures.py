@@ -291,12 +291,15 @@ def decode_chunks(body: bytes, cuts: list[int]) -> list[Json]:
 
 
 def sse_cases() -> list[Json]:
-    turn = sse_body(agent_turn())
+    full = agent_turn()
+    turn = sse_body(full)
+    waited = sse_body([full[0], SpeechWaiting(request_id=TURN_ID, position=3), *full[1:]])
     multibyte = "é日🎙".encode()
     after_line_breaks = [i + 1 for i in range(200) if turn[i] == 0x0A]
     cases: list[tuple[str, bytes, list[int]]] = [
         ("an agent turn in one chunk", turn, []),
         ("an agent turn cut every 7 bytes", turn, list(range(7, len(turn), 7))),
+        ("an agent turn whose speech waits in line (speech_waiting)", waited, list(range(5, len(waited), 333))),
         ("CRLF line breaks, cut between CR and LF", turn.replace(b"\n", b"\r\n"), [turn.find(b"\n") + 1]),
         ("CR-only line breaks, cut after every CR", turn.replace(b"\n", b"\r"), after_line_breaks),
         ("a multi-byte character cut in the middle", b"data: " + multibyte + b"\n\n", [7, 8, 10, 12]),
