@@ -83,10 +83,12 @@ else
 endif
 	RELAY_TESTS_QUICK=1 $(UV) run pytest -n $(PYTEST_WORKERS) -q -p no:cacheprovider --durations=10
 
-# The web client and @kokoro-relay/client (clients/js): Node's built-in test runner (no build step, no npm packages);
+# The web client and @kokoro-relay/client (clients/js): Node's built-in test runner (no build step; the one npm
+# package is the client's optional Opus decoder, opus-decoder, pinned in clients/js/package-lock.json);
 # their tests against the live stack run in pytest (tests/web/test_client_node.py).
 web-test:
 	@command -v node >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs >/dev/null; }
+	@npm --prefix clients/js ci --no-audit --no-fund --loglevel=error
 	node --test tests/web/
 
 # Types: tsc --checkJs (strict) over web/*.js and clients/js (no DOM lib); TypeScript and axe-core pinned in web/package-lock.json.

@@ -54,6 +54,8 @@ export class AgentEventMapper {
             format: String(event.format ?? "pcm_s16le"),
             sampleRate: Number(event.sample_rate ?? 24000),
             channels: Number(event.channels ?? 1),
+            preSkip: 0, // this route asks for PCM (docs/web-client.md)
+            frameSamples: 0,
           },
         ];
       case "audio_chunk": {

@@ -8,6 +8,7 @@
 
 import { Connection } from "./connection.js";
 import { Emitter } from "./emitter.js";
+import { OPUS_FORMAT, OpusStream, chooseOpusDecoder } from "./opus.js";
 import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./session.js";
 
 /**
@@ -26,6 +27,16 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
  * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
  * @property {number} [maxSendBytes]  the largest message sent (default MAX_SEND_BYTES, one 32 KB gateway frame);
  *   raise it only with a WebSocket that fragments messages into frames of at most 32 KB
+ * @property {"pcm" | "opus"} [audio]  how every turn's speech should travel (default "pcm"). "opus" is asked for
+ *   once a decoder is found (client.audioReady); where none works the turns ask for PCM and audioReady says why.
+ *   Sinks and `audio` events get PCM either way.
+ * @property {import("./opus.js").OpusDecoderFactory | null} [opusDecoder]  the Opus decoder to use (React Native:
+ *   wasmFactoryFrom(OpusDecoder) of the opus-decoder package); default: WebCodecs, else opus-decoder if installed
+ */
+
+/**
+ * What the client asks for, once its Opus decoder is chosen (client.audioReady).
+ * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
  */
 
 /**
@@ -38,6 +49,8 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
  * @property {boolean} [timings]  ask for word timings (`words` events)
  * @property {string} [turnId]  default: a fresh random one
  * @property {import("./sink.js").AudioSink | null} [sink]  this turn's sink (default: the client's)
+ * @property {"pcm" | "opus"} [audio]  this turn's audio format (default: the client's); "opus" without a decoder
+ *   ready asks for PCM (turn.audio says what was asked)
  */
 
 /**
@@ -75,6 +88,14 @@ export class Turn extends Emitter {
     this.sink = sink;
     this.text = "";
     this.samples = 0;
+    /** @type {"pcm" | "opus"} what this turn asked for */
+    this.audio = "pcm";
+    /** @type {import("./opus.js").OpusDecoderFactory | null} */
+    this._opusFactory = null;
+    /** @type {OpusStream | null} the turn's Opus decoder (one per turn, kept across resumes) */
+    this._opus = null;
+    /** @type {Promise<void> | null} events waiting behind an Opus chunk being decoded (order is kept) */
+    this._pending = null;
     /** @type {TurnResult | null} */
     this.result = null;
     /** @type {(result: TurnResult) => void} */
@@ -104,18 +125,76 @@ export class Turn extends Emitter {
     return heard;
   }
 
-  /** @param {import("./session.js").ClientEvent} event */
+  /**
+   * Apply a session event in order: behind an Opus chunk still decoding, later events wait their turn.
+   * @param {import("./session.js").ClientEvent} event
+   */
   _apply(event) {
+    if (this._pending === null && event.type !== "opus_received") {
+      this._applyNow(event);
+      return;
+    }
+    /** @type {Promise<void>} */
+    const tail = (this._pending ?? Promise.resolve())
+      .then(() => this._applyNow(event))
+      .catch((err) => this._client.emit("protocolError", { message: `turn ${this.id}: ${err?.message ?? err}` }))
+      .then(() => {
+        if (this._pending === tail) this._pending = null;
+      });
+    this._pending = tail;
+  }
+
+  /**
+   * @param {import("./session.js").OpusReceived} event
+   */
+  async _decodeOpus(event) {
+    let samples;
+    try {
+      if (this._opus === null) throw new Error("Opus audio without an Opus audio_stream_start");
+      samples = await this._opus.decodeChunk({ packets: event.packets, sampleOffset: event.sampleOffset, samples: event.sampleCount });
+    } catch (err) {
+      // silence keeps the timeline (and played_ms) exact; the app hears of it
+      samples = new Int16Array(event.sampleCount);
+      this._client.emit("protocolError", { message: `turn ${this.id}: audio_chunk ${event.seq} did not decode (${/** @type {any} */ (err)?.message ?? err})` });
+    }
+    this._deliver(samples, event.sampleOffset, event.seq);
+  }
+
+  /**
+   * @param {Int16Array} samples
+   * @param {number} sampleOffset
+   * @param {number} seq
+   */
+  _deliver(samples, sampleOffset, seq) {
+    this.samples += samples.length;
+    this.sink?.write(samples, sampleOffset);
+    this.emit("audio", { samples, sampleOffset, seq });
+  }
+
+  /**
+   * @param {import("./session.js").ClientEvent} event
+   * @returns {void | Promise<void>}
+   */
+  _applyNow(event) {
     switch (event.type) {
       case "text_received":
         this.text += event.text;
         this.emit("text", { text: event.text, seq: event.seq });
         break;
-      case "audio_received":
-        this.samples += event.samples.length;
-        this.sink?.write(event.samples, event.sampleOffset);
-        this.emit("audio", { samples: event.samples, sampleOffset: event.sampleOffset, seq: event.seq });
+      case "audio_started":
+        if (event.format === OPUS_FORMAT && this._opus === null) {
+          if (this._opusFactory === null) {
+            this._client.emit("protocolError", { message: `turn ${this.id}: Opus audio came but no decoder was chosen (ask with audio: "opus")` });
+          } else {
+            this._opus = new OpusStream({ factory: this._opusFactory, preSkip: event.preSkip, sampleRate: event.sampleRate, channels: event.channels });
+          }
+        }
         break;
+      case "audio_received":
+        this._deliver(event.samples, event.sampleOffset, event.seq);
+        break;
+      case "opus_received":
+        return this._decodeOpus(event);
       case "words_received":
         this.emit("words", { words: event.words, seq: event.seq, index: event.index });
         break;
@@ -123,10 +202,12 @@ export class Turn extends Emitter {
         this.emit("speechWaiting", { position: event.position, seq: event.seq });
         break;
       case "audio_ended":
+        this._opus?.close();
         this.sink?.end?.();
         this.emit("audioEnd", { totalSamples: event.totalSamples, durationS: event.durationS });
         break;
       case "turn_ended": {
+        this._opus?.close();
         const result = { outcome: event.outcome, code: event.code, message: event.message, text: this.text, samples: this.samples };
         this.result = result;
         if (event.outcome !== TurnOutcome.COMPLETED) {
@@ -167,6 +248,20 @@ export class RelayClient extends Emitter {
     }
     this.session = new ClientSession({ maxSendBytes: options.maxSendBytes });
     this.sink = options.sink ?? null;
+    const audio = options.audio ?? "pcm";
+    if (audio !== "pcm" && audio !== OPUS_FORMAT) throw new TypeError(`connect({audio}) is "pcm" or "opus", not ${JSON.stringify(audio)}`);
+    /** @type {"pcm" | "opus"} what turns ask for by default */
+    this.audio = audio;
+    /** @type {import("./opus.js").OpusDecoderFactory | null} the Opus decoder chosen (null: none, or not yet) */
+    this._opusFactory = null;
+    /** @type {AudioChoice} what turns ask for now (PCM until audioReady resolves) */
+    this.audioChoice = { format: "pcm", decoder: null, reason: "choosing an Opus decoder" };
+    /**
+     * Resolves once the client knows its audio format: Opus with the decoder found, or PCM and why. Turns sent
+     * before it resolves ask for PCM (WebCodecs answers within milliseconds, before most sockets open).
+     * @type {Promise<AudioChoice>}
+     */
+    this.audioReady = this._chooseAudio(audio, options.opusDecoder ?? null);
     /** @type {Map<string, Turn>} */
     this.turns = new Map();
     /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
@@ -204,6 +299,9 @@ export class RelayClient extends Emitter {
   send(prompt, options = {}) {
     if (typeof prompt !== "string" || prompt.trim() === "") throw new TypeError("send(prompt): the prompt must be a non-blank string");
     const turnId = options.turnId ?? newTurnId();
+    const wanted = options.audio ?? this.audio;
+    if (wanted !== "pcm" && wanted !== OPUS_FORMAT) throw new TypeError(`send(prompt, {audio}) is "pcm" or "opus", not ${JSON.stringify(wanted)}`);
+    const audio = wanted === OPUS_FORMAT && this._opusFactory !== null ? OPUS_FORMAT : "pcm";
     let message;
     try {
       message = this.session.sendMessage({
@@ -214,6 +312,7 @@ export class RelayClient extends Emitter {
         mode: options.mode,
         turnId,
         timings: options.timings,
+        audio,
       });
     } catch (err) {
       if (err instanceof LimitExceededError) return this._refuse(turnId, err);
@@ -221,6 +320,8 @@ export class RelayClient extends Emitter {
     }
     const sink = options.sink === undefined ? this.sink : options.sink;
     const turn = new Turn(this, turnId, sink);
+    turn.audio = audio;
+    turn._opusFactory = this._opusFactory;
     this.turns.set(turnId, turn);
     sink?.begin?.(turnId);
     this.connection.send(message, turnId);
@@ -278,6 +379,24 @@ export class RelayClient extends Emitter {
   /** Close for good: no reconnect. Unfinished turns stay unfinished. */
   close() {
     this.connection.close();
+  }
+
+  /**
+   * Find an Opus decoder (the injected one, WebCodecs, the opus-decoder package): turns may ask for Opus one by one
+   * even when the client's default is PCM.
+   * @param {"pcm" | "opus"} audio
+   * @param {import("./opus.js").OpusDecoderFactory | null} injected
+   * @returns {Promise<AudioChoice>}
+   */
+  async _chooseAudio(audio, injected) {
+    const found = await chooseOpusDecoder(injected);
+    if (found.factory === null) {
+      this.audioChoice = { format: "pcm", decoder: null, reason: found.reason };
+    } else {
+      this._opusFactory = found.factory;
+      this.audioChoice = { format: audio, decoder: found.name, reason: audio === "pcm" ? "PCM asked for (connect({audio}))" : null };
+    }
+    return this.audioChoice;
   }
 
   /**

@@ -5,6 +5,20 @@ export { RelayClient, Turn, connect } from "./client.js";
 export { Connection, DEFAULT_BACKOFF, MESSAGE_TOO_BIG, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
 export { Emitter } from "./emitter.js";
 export { LANGUAGES, LANG_CODES, findLanguage, langField, languageOfVoice } from "./languages.js";
+export {
+  AUDIO_CHOICES,
+  OPUS_FORMAT,
+  OpusStream,
+  OpusWireError,
+  PCM_FORMAT,
+  WASM_DECODER_PACKAGE,
+  chooseOpusDecoder,
+  floatToInt16,
+  splitPackets,
+  wasmFactoryFrom,
+  wasmOpusFactory,
+  webCodecsOpusFactory,
+} from "./opus.js";
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
 export { PlatformError } from "./platform.js";
 export {

@@ -10,14 +10,17 @@
 // throws: it gives a protocol_error event and changes nothing (one bad message must not end a page).
 
 import { langField } from "./languages.js";
+import { AUDIO_CHOICES, OPUS_FORMAT, OpusWireError, splitPackets } from "./opus.js";
 import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
 
 /**
  * @typedef {{type: "accepted", turnId: string}
  *   | {type: "turn_started", turnId: string, mode: string, model: string}
  *   | {type: "text_received", turnId: string, seq: number, text: string}
- *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
+ *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number,
+ *      preSkip: number, frameSamples: number}
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
+ *   | {type: "opus_received", turnId: string, seq: number, sampleOffset: number, sampleCount: number, packets: Uint8Array[]}
  *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
  *   | {type: "speech_waiting_received", turnId: string, seq: number, position: number}
@@ -28,6 +31,8 @@ import { PcmTimeline, base64ToBytes, pcmSampleCount } from "./pcm.js";
  *   | {type: "new_conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
+
+/** @typedef {Extract<ClientEvent, {type: "opus_received"}>} OpusReceived */
 
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
@@ -119,6 +124,10 @@ export class ClientTurn {
     /** @type {string | null} */
     this.errorCode = null;
     this.sampleRate = 24000;
+    /** @type {string} audio_stream_start's format: "pcm_s16le" or "opus" */
+    this.format = "pcm_s16le";
+    /** PCM-timeline samples of the Opus chunks applied so far */
+    this._opusSamples = 0;
     this.gapReported = false;
     this.resumePending = false;
     this.gaps = 0;
@@ -128,9 +137,9 @@ export class ClientTurn {
     this._audio = new PcmTimeline();
   }
 
-  /** Samples of audio applied so far. */
+  /** Samples of audio applied so far (on the PCM timeline, whatever the format). */
   get samples() {
-    return this._audio.samples;
+    return this.format === OPUS_FORMAT ? this._opusSamples : this._audio.samples;
   }
 
   get finished() {
@@ -173,10 +182,11 @@ export class ClientSession {
    * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
    * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
    * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
-   * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, and a
+   * absent, null or "": the voice's own. `audio`: "pcm" (the default, nothing on the wire) or "opus" (the speech
+   * comes as Opus packets: opus_received events; decode them with an OpusStream). Throws a TypeError for a language Kokoro does not speak, and a
    * LimitExceededError for a prompt over MAX_PROMPT_CHARS or a message over `maxSendBytes`, recording nothing.
    * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
-   *          turnId?: string, timings?: boolean}} turn
+   *          turnId?: string, timings?: boolean, audio?: string | null}} turn
    * @returns {string}
    */
   sendMessage(turn) {
@@ -184,6 +194,8 @@ export class ClientSession {
     if (this.turns.has(turnId)) throw new Error(`turn id ${turnId} is already used in this session: use a new one per turn`);
     if (!TURN_ID_PATTERN.test(turnId)) throw new Error("a turn id is 1 to 64 characters of A-Z a-z 0-9 - _ . :");
     const lang = langField(turn.lang);
+    const audio = turn.audio ?? "pcm";
+    if (!AUDIO_CHOICES.includes(audio)) throw new TypeError(`audio must be one of ${AUDIO_CHOICES.join(", ")}, not ${JSON.stringify(audio)}`);
     const chars = codePoints(turn.prompt);
     if (chars > MAX_PROMPT_CHARS) throw new LimitExceededError(`'prompt' has ${chars} characters; the limit is ${MAX_PROMPT_CHARS}: shorten the prompt`);
     /** @type {Record<string, unknown>} */
@@ -194,6 +206,7 @@ export class ClientSession {
     message.mode = turn.mode ?? "bidi";
     message.turn_id = turnId;
     if (turn.timings) message.timings = true;
+    if (audio !== "pcm") message.audio = audio;
     const data = JSON.stringify(message);
     const size = utf8Length(data);
     if (size > this.maxSendBytes) {
@@ -382,6 +395,10 @@ export class ClientSession {
         return { type: "turn_started", turnId, mode: String(msg.mode ?? "bidi"), model: String(msg.model ?? "") };
       case "audio_stream_start":
         turn.sampleRate = Number(msg.sample_rate ?? 24000);
+        turn.format = String(msg.format ?? "pcm_s16le");
+        if (turn.format === OPUS_FORMAT && !(Number.isInteger(msg.pre_skip) && msg.pre_skip >= 0)) {
+          return protocolError(`audio_stream_start ${msg.seq} is Opus without a valid pre_skip`);
+        }
         return {
           type: "audio_started",
           turnId,
@@ -389,6 +406,8 @@ export class ClientSession {
           format: String(msg.format ?? "pcm_s16le"),
           sampleRate: turn.sampleRate,
           channels: Number(msg.channels ?? 1),
+          preSkip: Number(msg.pre_skip ?? 0),
+          frameSamples: Number(msg.frame_samples ?? 0),
         };
       case "speech_waiting":
         // a status, not an error: the speech service is busy and the turn's speech waits in line ("voice starting…")
@@ -416,12 +435,37 @@ export class ClientSession {
     } catch {
       return protocolError(`audio_chunk ${msg.seq}: data is not base64`);
     }
+    if (turn.format === OPUS_FORMAT) return this._applyOpus(turn, msg, bytes);
     if (pcmSampleCount(bytes.length) < 0) return protocolError(`audio_chunk ${msg.seq} is not whole 16-bit samples (${bytes.length} bytes)`);
     if (msg.sample_offset !== turn.samples) {
       return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${turn.samples}`);
     }
     const { sampleOffset, samples } = turn._audio.append(bytes);
     return { type: "audio_received", turnId: turn.turnId, seq: msg.seq, sampleOffset, samples };
+  }
+
+  /**
+   * An Opus chunk: its packets and where its PCM goes (decoding is the client's: it is asynchronous on most
+   * platforms). Its sample_offset must continue the PCM timeline; `samples` is what it adds to it.
+   * @param {ClientTurn} turn
+   * @param {any} msg
+   * @param {Uint8Array} bytes
+   * @returns {ClientEvent}
+   */
+  _applyOpus(turn, msg, bytes) {
+    let packets;
+    try {
+      packets = splitPackets(bytes, msg.packet_bytes);
+    } catch (err) {
+      if (err instanceof OpusWireError) return protocolError(`audio_chunk ${msg.seq}: ${err.message}`);
+      throw err;
+    }
+    if (!Number.isInteger(msg.samples) || msg.samples < 0) return protocolError(`audio_chunk ${msg.seq} (Opus) lacks a valid samples count`);
+    if (msg.sample_offset !== turn._opusSamples) {
+      return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${turn._opusSamples}`);
+    }
+    turn._opusSamples += msg.samples;
+    return { type: "opus_received", turnId: turn.turnId, seq: msg.seq, sampleOffset: msg.sample_offset, sampleCount: msg.samples, packets };
   }
 }
 

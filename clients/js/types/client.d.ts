@@ -20,6 +20,15 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {() => number} [random]  the backoff's jitter source, in [0, 1) (default Math.random)
  * @property {number} [maxSendBytes]  the largest message sent (default MAX_SEND_BYTES, one 32 KB gateway frame);
  *   raise it only with a WebSocket that fragments messages into frames of at most 32 KB
+ * @property {"pcm" | "opus"} [audio]  how every turn's speech should travel (default "pcm"). "opus" is asked for
+ *   once a decoder is found (client.audioReady); where none works the turns ask for PCM and audioReady says why.
+ *   Sinks and `audio` events get PCM either way.
+ * @property {import("./opus.js").OpusDecoderFactory | null} [opusDecoder]  the Opus decoder to use (React Native:
+ *   wasmFactoryFrom(OpusDecoder) of the opus-decoder package); default: WebCodecs, else opus-decoder if installed
+ */
+/**
+ * What the client asks for, once its Opus decoder is chosen (client.audioReady).
+ * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
  */
 /**
  * @typedef {object} SendOptions
@@ -31,6 +40,8 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {boolean} [timings]  ask for word timings (`words` events)
  * @property {string} [turnId]  default: a fresh random one
  * @property {import("./sink.js").AudioSink | null} [sink]  this turn's sink (default: the client's)
+ * @property {"pcm" | "opus"} [audio]  this turn's audio format (default: the client's); "opus" without a decoder
+ *   ready asks for PCM (turn.audio says what was asked)
  */
 /**
  * How a turn ended.
@@ -64,6 +75,14 @@ export class Turn extends Emitter<TurnEvents> {
     sink: import("./sink.js").AudioSink | null;
     text: string;
     samples: number;
+    /** @type {"pcm" | "opus"} what this turn asked for */
+    audio: "pcm" | "opus";
+    /** @type {import("./opus.js").OpusDecoderFactory | null} */
+    _opusFactory: import("./opus.js").OpusDecoderFactory | null;
+    /** @type {OpusStream | null} the turn's Opus decoder (one per turn, kept across resumes) */
+    _opus: OpusStream | null;
+    /** @type {Promise<void> | null} events waiting behind an Opus chunk being decoded (order is kept) */
+    _pending: Promise<void> | null;
     /** @type {TurnResult | null} */
     result: TurnResult | null;
     /** @type {Promise<TurnResult>} */
@@ -79,8 +98,26 @@ export class Turn extends Emitter<TurnEvents> {
      * @returns {number | null} the played_ms sent
      */
     cancel(playedMs?: number | null): number | null;
-    /** @param {import("./session.js").ClientEvent} event */
+    /**
+     * Apply a session event in order: behind an Opus chunk still decoding, later events wait their turn.
+     * @param {import("./session.js").ClientEvent} event
+     */
     _apply(event: import("./session.js").ClientEvent): void;
+    /**
+     * @param {import("./session.js").OpusReceived} event
+     */
+    _decodeOpus(event: import("./session.js").OpusReceived): Promise<void>;
+    /**
+     * @param {Int16Array} samples
+     * @param {number} sampleOffset
+     * @param {number} seq
+     */
+    _deliver(samples: Int16Array, sampleOffset: number, seq: number): void;
+    /**
+     * @param {import("./session.js").ClientEvent} event
+     * @returns {void | Promise<void>}
+     */
+    _applyNow(event: import("./session.js").ClientEvent): void | Promise<void>;
 }
 /**
  * @typedef {object} ClientEvents
@@ -96,6 +133,18 @@ export class RelayClient extends Emitter<ClientEvents> {
     constructor(options: ConnectOptions);
     session: ClientSession;
     sink: import("./sink.js").AudioSink | null;
+    /** @type {"pcm" | "opus"} what turns ask for by default */
+    audio: "pcm" | "opus";
+    /** @type {import("./opus.js").OpusDecoderFactory | null} the Opus decoder chosen (null: none, or not yet) */
+    _opusFactory: import("./opus.js").OpusDecoderFactory | null;
+    /** @type {AudioChoice} what turns ask for now (PCM until audioReady resolves) */
+    audioChoice: AudioChoice;
+    /**
+     * Resolves once the client knows its audio format: Opus with the decoder found, or PCM and why. Turns sent
+     * before it resolves ask for PCM (WebCodecs answers within milliseconds, before most sockets open).
+     * @type {Promise<AudioChoice>}
+     */
+    audioReady: Promise<AudioChoice>;
     /** @type {Map<string, Turn>} */
     turns: Map<string, Turn>;
     /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
@@ -153,6 +202,14 @@ export class RelayClient extends Emitter<ClientEvents> {
     /** Close for good: no reconnect. Unfinished turns stay unfinished. */
     close(): void;
     /**
+     * Find an Opus decoder (the injected one, WebCodecs, the opus-decoder package): turns may ask for Opus one by one
+     * even when the client's default is PCM.
+     * @param {"pcm" | "opus"} audio
+     * @param {import("./opus.js").OpusDecoderFactory | null} injected
+     * @returns {Promise<AudioChoice>}
+     */
+    _chooseAudio(audio: "pcm" | "opus", injected: import("./opus.js").OpusDecoderFactory | null): Promise<AudioChoice>;
+    /**
      * A turn refused before sending: it ends once the caller has had the chance to listen (a microtask later),
      * without a sink (stopping the client's sink would cut the previous reply still playing).
      * @param {string} turnId
@@ -207,6 +264,25 @@ export type ConnectOptions = {
      * raise it only with a WebSocket that fragments messages into frames of at most 32 KB
      */
     maxSendBytes?: number | undefined;
+    /**
+     * how every turn's speech should travel (default "pcm"). "opus" is asked for
+     * once a decoder is found (client.audioReady); where none works the turns ask for PCM and audioReady says why.
+     * Sinks and `audio` events get PCM either way.
+     */
+    audio?: "opus" | "pcm" | undefined;
+    /**
+     * the Opus decoder to use (React Native:
+     * wasmFactoryFrom(OpusDecoder) of the opus-decoder package); default: WebCodecs, else opus-decoder if installed
+     */
+    opusDecoder?: import("./opus.js").OpusDecoderFactory | null | undefined;
+};
+/**
+ * What the client asks for, once its Opus decoder is chosen (client.audioReady).
+ */
+export type AudioChoice = {
+    format: "pcm" | "opus";
+    decoder: string | null;
+    reason: string | null;
 };
 export type SendOptions = {
     /**
@@ -235,6 +311,11 @@ export type SendOptions = {
      * this turn's sink (default: the client's)
      */
     sink?: import("./sink.js").AudioSink | null | undefined;
+    /**
+     * this turn's audio format (default: the client's); "opus" without a decoder
+     * ready asks for PCM (turn.audio says what was asked)
+     */
+    audio?: "opus" | "pcm" | undefined;
 };
 /**
  * How a turn ended.
@@ -314,6 +395,7 @@ export type ClientEvents = {
     event: import("./session.js").ClientEvent;
 };
 import { Emitter } from "./emitter.js";
+import { OpusStream } from "./opus.js";
 import { ClientSession } from "./session.js";
 import { Connection } from "./connection.js";
 import { LimitExceededError } from "./session.js";

@@ -40,8 +40,10 @@ export function utf8Length(text: string): number;
  * @typedef {{type: "accepted", turnId: string}
  *   | {type: "turn_started", turnId: string, mode: string, model: string}
  *   | {type: "text_received", turnId: string, seq: number, text: string}
- *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number}
+ *   | {type: "audio_started", turnId: string, voice: string, format: string, sampleRate: number, channels: number,
+ *      preSkip: number, frameSamples: number}
  *   | {type: "audio_received", turnId: string, seq: number, sampleOffset: number, samples: Int16Array}
+ *   | {type: "opus_received", turnId: string, seq: number, sampleOffset: number, sampleCount: number, packets: Uint8Array[]}
  *   | {type: "words_received", turnId: string, seq: number, words: WordTiming[], index: number | null}
  *   | {type: "audio_ended", turnId: string, totalSamples: number, durationS: number}
  *   | {type: "speech_waiting_received", turnId: string, seq: number, position: number}
@@ -52,6 +54,7 @@ export function utf8Length(text: string): number;
  *   | {type: "new_conversation_started"}
  *   | {type: "protocol_error", message: string}} ClientEvent
  */
+/** @typedef {Extract<ClientEvent, {type: "opus_received"}>} OpusReceived */
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
  * (relay_core.word_timings.WordTiming). `final: false`: an estimate from the model's durations, sent so that the
@@ -114,6 +117,10 @@ export class ClientTurn {
     /** @type {string | null} */
     errorCode: string | null;
     sampleRate: number;
+    /** @type {string} audio_stream_start's format: "pcm_s16le" or "opus" */
+    format: string;
+    /** PCM-timeline samples of the Opus chunks applied so far */
+    _opusSamples: number;
     gapReported: boolean;
     resumePending: boolean;
     gaps: number;
@@ -121,7 +128,7 @@ export class ClientTurn {
     /** @type {WordTiming[]} every word timing applied so far (only when the turn asked for timings) */
     words: WordTiming[];
     _audio: PcmTimeline;
-    /** Samples of audio applied so far. */
+    /** Samples of audio applied so far (on the PCM timeline, whatever the format). */
     get samples(): number;
     get finished(): boolean;
 }
@@ -154,10 +161,11 @@ export class ClientSession {
      * connection drops before `turn_accepted`. Throws for a turn id already used in this session.
      * `timings: true` asks for the reply's word timings (`words_received` events); absent or false changes nothing.
      * `lang`: the language to read the reply in, a code or a voice letter (see languages.js; sent as its code);
-     * absent, null or "": the voice's own. Throws a TypeError for a language Kokoro does not speak, and a
+     * absent, null or "": the voice's own. `audio`: "pcm" (the default, nothing on the wire) or "opus" (the speech
+     * comes as Opus packets: opus_received events; decode them with an OpusStream). Throws a TypeError for a language Kokoro does not speak, and a
      * LimitExceededError for a prompt over MAX_PROMPT_CHARS or a message over `maxSendBytes`, recording nothing.
      * @param {{prompt: string, voice?: string | null, speed?: number, lang?: string | null, mode?: string,
-     *          turnId?: string, timings?: boolean}} turn
+     *          turnId?: string, timings?: boolean, audio?: string | null}} turn
      * @returns {string}
      */
     sendMessage(turn: {
@@ -168,6 +176,7 @@ export class ClientSession {
         mode?: string;
         turnId?: string;
         timings?: boolean;
+        audio?: string | null;
     }): string;
     /**
      * End a turn whose sendMessage the gateway closed the connection over (close code 1009, message too big): the
@@ -231,6 +240,15 @@ export class ClientSession {
      * @returns {ClientEvent}
      */
     _applyAudio(turn: ClientTurn, msg: any): ClientEvent;
+    /**
+     * An Opus chunk: its packets and where its PCM goes (decoding is the client's: it is asynchronous on most
+     * platforms). Its sample_offset must continue the PCM timeline; `samples` is what it adds to it.
+     * @param {ClientTurn} turn
+     * @param {any} msg
+     * @param {Uint8Array} bytes
+     * @returns {ClientEvent}
+     */
+    _applyOpus(turn: ClientTurn, msg: any, bytes: Uint8Array): ClientEvent;
 }
 export type ClientEvent = {
     type: "accepted";
@@ -252,12 +270,21 @@ export type ClientEvent = {
     format: string;
     sampleRate: number;
     channels: number;
+    preSkip: number;
+    frameSamples: number;
 } | {
     type: "audio_received";
     turnId: string;
     seq: number;
     sampleOffset: number;
     samples: Int16Array;
+} | {
+    type: "opus_received";
+    turnId: string;
+    seq: number;
+    sampleOffset: number;
+    sampleCount: number;
+    packets: Uint8Array[];
 } | {
     type: "words_received";
     turnId: string;
@@ -300,6 +327,9 @@ export type ClientEvent = {
     type: "protocol_error";
     message: string;
 };
+export type OpusReceived = Extract<ClientEvent, {
+    type: "opus_received";
+}>;
 /**
  * One written word and the span of its speech, in seconds on the turn's audio timeline
  * (relay_core.word_timings.WordTiming). `final: false`: an estimate from the model's durations, sent so that the
