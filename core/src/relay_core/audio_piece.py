@@ -13,12 +13,14 @@ arithmetic at the call site:
 * an Opus packet is never cut and never merged: one packet is one piece, and a piece too large for a budget
   raises :class:`~relay_core.errors.UncuttableAudioError` (send it in a message of its own instead).
 
-Only PCM travels on a wire today; Opus is in the table so that the framing already refuses to cut it.
+A client chooses what it receives with :class:`AudioChoice` (``"pcm"``, the default, or ``"opus"``: the
+``audio`` field of ``sendMessage`` and of the agent payload); the agent encodes the turn's speech as one Opus
+stream (raw packets of ``limits.OPUS_FRAME_SAMPLES``) when asked, and the relay moves whole packets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import pairwise
@@ -26,14 +28,44 @@ from types import MappingProxyType
 from typing import Final
 
 from relay_core import limits
-from relay_core.errors import AudioFormatError, UncuttableAudioError
+from relay_core.errors import AudioFormatError, InvalidFieldError, UncuttableAudioError
 
 
 class Codec(StrEnum):
     """How a piece's bytes encode its samples; the value is the codec's name on every wire (``format``)."""
 
     PCM_S16LE = limits.PCM_FORMAT
+    OPUS = limits.OPUS_FORMAT
+
+
+AUDIO_CHOICE_FIELD: Final = "audio"
+"""The field of ``sendMessage`` and of the agent payload that names the :class:`AudioChoice`."""
+
+
+class AudioChoice(StrEnum):
+    """What a client asks to receive (``audio``): ``pcm`` (s16le, the default, works everywhere) or ``opus``
+    (raw Opus packets, 24 kHz mono, ``limits.OPUS_FRAME_SAMPLES`` per packet)."""
+
+    PCM = "pcm"
     OPUS = "opus"
+
+    @property
+    def codec(self) -> Codec:
+        """The codec the turn's audio travels in."""
+        return Codec.PCM_S16LE if self is AudioChoice.PCM else Codec.OPUS
+
+
+def parse_audio_choice(obj: Mapping[str, object]) -> AudioChoice:
+    """The ``audio`` field of a request (absent or null: ``pcm``). Raises ``InvalidFieldError`` naming the
+    allowed values for anything else."""
+    value = obj.get(AUDIO_CHOICE_FIELD)
+    if value is None:
+        return AudioChoice.PCM
+    if isinstance(value, str) and value in AudioChoice.__members__.values():
+        return AudioChoice(value)
+    allowed = " or ".join(repr(choice.value) for choice in AudioChoice)
+    shown = repr(value)[:40] if isinstance(value, str) else f"a {type(value).__name__}"
+    raise InvalidFieldError(f"'{AUDIO_CHOICE_FIELD}' must be {allowed} (default 'pcm'); got {shown}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,4 +247,13 @@ def join(pieces: Iterable[AudioPiece]) -> AudioPiece:
     return AudioPiece(first.codec, data, first.start_sample, items[-1].end_sample - first.start_sample)
 
 
-__all__ = ["CODECS", "AudioPiece", "Codec", "CodecSpec", "join"]
+__all__ = [
+    "AUDIO_CHOICE_FIELD",
+    "CODECS",
+    "AudioChoice",
+    "AudioPiece",
+    "Codec",
+    "CodecSpec",
+    "join",
+    "parse_audio_choice",
+]

@@ -15,6 +15,12 @@ SAMPLE_WIDTH_BYTES: Final = 2
 """s16le: two bytes per sample."""
 CHANNELS: Final = 1
 PCM_FORMAT: Final = "pcm_s16le"
+OPUS_FORMAT: Final = "opus"
+"""The codec name of raw Opus packets (no Ogg container) on the client wire (``audio_stream_start.format``)."""
+OPUS_FRAME_SAMPLES: Final = 480
+"""Samples (at SAMPLE_RATE) in one Opus packet sent to clients: 20 ms frames."""
+OPUS_BITRATE: Final = 24_000
+"""Bits per second of the Opus speech sent to clients (application voip): about 3 KB/s against PCM's 48 KB/s."""
 
 # --- Model ------------------------------------------------------------------------------------------------
 MAX_PHONEME_TOKENS: Final = 510

@@ -224,7 +224,7 @@ def test_the_framer_cuts_by_the_streams_codec_and_never_inside_an_opus_packet() 
     framer.frame(AudioStreamStart(RID, voice="v", format="opus"))
     assert framer.codec == "opus"
     with pytest.raises(UncuttableAudioError):
-        framer.frame(AudioChunk(RID, 0, b64encode(b"\xfc" * 2000)))
+        framer.frame(AudioChunk.of_packets(RID, 0, [b"\xfc" * 2000], 480))
     assert (framer.next_seq, framer.samples) == (1, 0)
     pcm_framer = TurnFramer("t-2", budget_bytes=1024)
     pcm_framer.frame(AudioStreamStart(RID, voice="v", format="something_new"))  # unknown formats stay PCM

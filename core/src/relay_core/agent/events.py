@@ -16,8 +16,8 @@ from typing import Any
 
 from relay_core import limits
 from relay_core.audio import b64decode, b64encode
-from relay_core.audio_piece import CODECS, AudioPiece, Codec
-from relay_core.errors import InvalidFieldError, UnknownActionError, UnknownMessageTypeError
+from relay_core.audio_piece import AUDIO_CHOICE_FIELD, CODECS, AudioChoice, AudioPiece, Codec, parse_audio_choice
+from relay_core.errors import AudioFormatError, InvalidFieldError, UnknownActionError, UnknownMessageTypeError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions, read_speech_options
 from relay_core.word_timings import (
@@ -101,34 +101,88 @@ class AudioStreamStart:
     format: str = limits.PCM_FORMAT
     sample_rate: int = limits.SAMPLE_RATE
     channels: int = limits.CHANNELS
+    frame_samples: int | None = None
+    """Opus only: samples each packet decodes to (``limits.OPUS_FRAME_SAMPLES``)."""
+    pre_skip: int | None = None
+    """Opus only: the encoder's lookahead, the decoded samples a client drops before the turn's first sample."""
     type: str = field(default=AgentEventType.AUDIO_STREAM_START.value, init=False)
 
 
 @dataclass(frozen=True, slots=True)
 class AudioChunk:
-    """``data`` is base64 of s16le PCM, whole samples; ``seq`` counts chunks of the turn from 0.
+    """``data`` is base64 of s16le PCM, whole samples, or of whole Opus packets; ``seq`` counts chunks of the turn
+    from 0.
 
     ``sample_offset`` (the index of its first sample in the turn's audio) is set only on the client wire
-    (:mod:`relay_core.client.turn_messages`), where the relay may cut one agent chunk into several."""
+    (:mod:`relay_core.client.turn_messages`), where the relay may cut one agent chunk into several. An Opus chunk
+    (``packet_bytes`` set: each packet's length, in order, summing to the data's length) also carries ``samples``:
+    how many samples of the turn's PCM timeline its packets contribute once the stream's ``pre_skip`` is dropped at
+    the start and the padding past ``total_samples`` at the end, so Opus chunks tile the timeline as PCM ones do."""
 
     request_id: str
     seq: int
     data: str
     sample_offset: int | None = None
+    samples: int | None = None
+    packet_bytes: tuple[int, ...] | None = None
     type: str = field(default=AgentEventType.AUDIO_CHUNK.value, init=False)
 
     @classmethod
     def of_piece(cls, request_id: str, seq: int, piece: AudioPiece, *, client_wire: bool = False) -> AudioChunk:
-        """The chunk that carries ``piece``; on the client wire its ``sample_offset`` is the piece's start."""
+        """The chunk that carries ``piece`` (PCM); on the client wire its ``sample_offset`` is the piece's start."""
         return cls(request_id, seq, b64encode(piece.data), sample_offset=piece.start_sample if client_wire else None)
 
-    def piece(self, *, start_sample: int | None = None, codec: Codec = Codec.PCM_S16LE) -> AudioPiece:
-        """The audio this chunk carries, placed at ``start_sample`` (by default its ``sample_offset``, else 0).
-        Raises ``AudioFormatError`` for data that is not base64 of whole samples of ``codec`` (and
-        ``UncuttableAudioError`` for a packet codec, whose sample count the chunk does not carry yet)."""
+    @classmethod
+    def of_packets(
+        cls,
+        request_id: str,
+        seq: int,
+        packets: list[bytes],
+        samples: int,
+        *,
+        sample_offset: int | None = None,
+    ) -> AudioChunk:
+        """The Opus chunk of whole ``packets`` that contribute ``samples`` samples to the turn's timeline."""
+        if not packets or any(not packet for packet in packets):
+            raise AudioFormatError("an Opus audio_chunk carries one or more non-empty packets")
+        lengths = tuple(len(packet) for packet in packets)
+        return cls(request_id, seq, b64encode(b"".join(packets)), sample_offset, samples, lengths)
+
+    @property
+    def codec(self) -> Codec:
+        """Opus when the chunk lists its packets, else s16le PCM."""
+        return Codec.PCM_S16LE if self.packet_bytes is None else Codec.OPUS
+
+    def packets(self) -> list[bytes]:
+        """The chunk's Opus packets, whole and in order. Raises ``AudioFormatError`` for a PCM chunk or when
+        ``packet_bytes`` does not add up to the data."""
+        if self.packet_bytes is None:
+            raise AudioFormatError("a PCM audio_chunk has no packets: read it with piece()")
         data = b64decode(self.data)
-        start = self.sample_offset if start_sample is None else start_sample
-        return AudioPiece(codec, data, start or 0, CODECS[codec].samples_in(len(data)))
+        if sum(self.packet_bytes) != len(data) or any(size < 1 for size in self.packet_bytes):
+            raise AudioFormatError(
+                f"audio_chunk {self.seq}: packet_bytes {list(self.packet_bytes)[:8]} do not tile its {len(data)} bytes"
+            )
+        out: list[bytes] = []
+        at = 0
+        for size in self.packet_bytes:
+            out.append(data[at : at + size])
+            at += size
+        return out
+
+    def piece(self, *, start_sample: int | None = None, codec: Codec | None = None) -> AudioPiece:
+        """The audio this chunk carries, placed at ``start_sample`` (by default its ``sample_offset``, else 0), in
+        ``codec`` (by default the chunk's own). An Opus chunk's piece holds its packets as one uncut unit of
+        ``samples`` samples. Raises ``AudioFormatError`` for data that is not base64 of whole samples of PCM, or
+        for an Opus chunk without ``samples`` or whose ``packet_bytes`` do not tile its data."""
+        codec = self.codec if codec is None else codec
+        start = (self.sample_offset if start_sample is None else start_sample) or 0
+        if not CODECS[codec].cuttable:
+            if self.samples is None:
+                raise AudioFormatError(f"Opus audio_chunk {self.seq} does not say how many samples it holds")
+            return AudioPiece(codec, b"".join(self.packets()), start, self.samples)
+        data = b64decode(self.data)
+        return AudioPiece(codec, data, start, CODECS[codec].samples_in(len(data)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +276,8 @@ def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
     for spec in dataclasses.fields(cls):
         if spec.name in fields and not _matches(fields[spec.name], str(spec.type)):
             raise InvalidFieldError(f"agent event {kind!r}: field {spec.name!r} must be {spec.type}")
+    if cls is AudioChunk and fields.get("packet_bytes") is not None:
+        fields["packet_bytes"] = parse_packet_bytes(fields["packet_bytes"])
     try:
         event: AgentEvent = cls(**fields)
     except TypeError as exc:
@@ -229,6 +285,17 @@ def parse_event(data: str | bytes | JsonObject) -> AgentEvent:
     if not event.request_id:
         raise InvalidFieldError(f"agent event {kind!r} needs a request_id")
     return event
+
+
+def parse_packet_bytes(value: object) -> tuple[int, ...]:
+    """An Opus chunk's ``packet_bytes``: a non-empty list of positive packet lengths."""
+    if (
+        not isinstance(value, list)
+        or not value
+        or any(isinstance(size, bool) or not isinstance(size, int) or size < 1 for size in value)
+    ):
+        raise InvalidFieldError("'packet_bytes' must be a non-empty list of positive integers (each packet's length)")
+    return tuple(value)
 
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "None": (type(None),)}
@@ -253,6 +320,8 @@ class AgentPayload:
     request_id: str | None = None
     timings: bool = False
     """Ask for ``word_timings`` events (captions in step with the audio)."""
+    audio: AudioChoice = AudioChoice.PCM
+    """What the speech travels as: s16le PCM (the default) or one Opus stream for the turn."""
 
     def to_json(self) -> JsonObject:
         obj: JsonObject = {"prompt": self.prompt, "mode": self.mode.value, **self.options.to_json_fields()}
@@ -260,6 +329,8 @@ class AgentPayload:
             obj["request_id"] = self.request_id
         if self.timings:
             obj[TIMINGS_FIELD] = True
+        if self.audio is not AudioChoice.PCM:
+            obj[AUDIO_CHOICE_FIELD] = self.audio.value
         return obj
 
 
@@ -341,6 +412,7 @@ def parse_payload(data: str | bytes | JsonObject) -> AgentPayload:
         options=options,
         request_id=request_id or None,
         timings=parse_timings_flag(obj),
+        audio=parse_audio_choice(obj),
     )
 
 
@@ -370,6 +442,7 @@ __all__ = [
     "is_cancel",
     "parse_cancel",
     "parse_event",
+    "parse_packet_bytes",
     "parse_payload",
     "parse_request",
     "serialize_event",

@@ -7,7 +7,9 @@ live here, so they are tested without a socket, a model or an event loop:
 - ``agent_start`` comes first (:meth:`AgentTurn.start`), and nothing comes before it;
 - each stream has its own ``seq``: ``text_delta`` 0, 1, 2, ...; ``audio_chunk`` 0, 1, 2, ...;
 - ``audio_stream_start`` comes once, before the first ``audio_chunk``, and names the voice the TTS announced;
-  audio is cut into chunks of at most ``audio_chunk_bytes`` of PCM, on sample boundaries;
+  audio is cut into chunks of at most ``audio_chunk_bytes`` of PCM, on sample boundaries; an Opus turn (an
+  ``encoder``) sends the encoder's whole packets as soon as it makes them, in chunks of at most that many bytes,
+  each saying how many timeline samples it covers (:class:`~relay_core.packet_timeline.PacketTimeline`);
 - ``speech_waiting`` (the TTS session waits in the service's queue) comes at most once, and only before any audio;
 - after :meth:`AgentTurn.cancel` no text and no audio is emitted any more;
 - :meth:`AgentTurn.finish` emits ``audio_stream_end`` (if audio started) and then exactly one terminal event;
@@ -40,6 +42,7 @@ from relay_core.agent.events import (
 )
 from relay_core.audio_piece import CODECS, AudioPiece, Codec
 from relay_core.errors import SessionStateError
+from relay_core.packet_timeline import PacketEncoder, PacketTimeline
 
 
 class TurnPhase(Enum):
@@ -67,6 +70,9 @@ class AgentTurn:
     model: str = ""
     clock: Callable[[], float] = time.monotonic
     """Seconds, monotonic; injectable so tests can fix ``first_audio_s`` and ``elapsed_s``."""
+    encoder: PacketEncoder | None = None
+    """The turn's Opus encoder when the client asked for ``audio: "opus"`` (one continuous stream for the whole
+    turn); None: the speech goes out as PCM."""
 
     phase: TurnPhase = field(default=TurnPhase.NEW, init=False)
     cancelled: bool = field(default=False, init=False)
@@ -80,6 +86,7 @@ class AgentTurn:
     speech_waited: bool = field(default=False, init=False)
     """``speech_waiting`` was emitted (once per turn)."""
     first_audio_s: float | None = field(default=None, init=False)
+    _timeline: PacketTimeline | None = field(default=None, init=False)
     _started_at: float = field(default=0.0, init=False)
     _internal: _Failure | None = field(default=None, init=False)
     _model: _Failure | None = field(default=None, init=False)
@@ -130,18 +137,56 @@ class AgentTurn:
         if not self.audio_started:
             self.audio_started = True
             self.first_audio_s = self.clock() - self._started_at
-            events.append(AudioStreamStart(request_id=self.request_id, voice=voice))
+            events.append(self._stream_start(voice))
+        if self.encoder is not None:
+            self.audio_samples = AudioPiece.pcm(pcm, self.audio_samples).end_sample
+            events.extend(self._packet_chunks(self.encoder.encode(pcm)))
+            return events
         for piece in AudioPiece.pcm(pcm, self.audio_samples).split(self.audio_chunk_bytes):
             events.append(AudioChunk.of_piece(self.request_id, self.audio_seq, piece))
             self.audio_seq += 1
             self.audio_samples = piece.end_sample
         return events
 
-    def finish(self) -> list[AudioStreamEnd | AgentEnd | AgentFailed]:
-        """The turn is over (its work has stopped): ``audio_stream_end`` if audio started, then the terminal event."""
+    def _stream_start(self, voice: str) -> AudioStreamStart:
+        if self.encoder is None:
+            return AudioStreamStart(request_id=self.request_id, voice=voice)
+        self._timeline = PacketTimeline(self.encoder.pre_skip, self.encoder.frame_samples)
+        return AudioStreamStart(
+            request_id=self.request_id,
+            voice=voice,
+            format=Codec.OPUS.value,
+            frame_samples=self.encoder.frame_samples,
+            pre_skip=self.encoder.pre_skip,
+        )
+
+    def _packet_chunks(self, packets: list[bytes]) -> list[AudioChunk]:
+        """Whole packets as chunks of at most ``audio_chunk_bytes`` each (a packet alone may be larger), placed
+        on the timeline no further than the samples encoded so far."""
+        assert self._timeline is not None
+        groups: list[list[bytes]] = []
+        size = self.audio_chunk_bytes
+        for packet in packets:
+            if size + len(packet) > self.audio_chunk_bytes:
+                groups.append([])
+                size = 0
+            groups[-1].append(packet)
+            size += len(packet)
+        chunks: list[AudioChunk] = []
+        for group in groups:
+            _start, samples = self._timeline.place(len(group), limit=self.audio_samples)
+            chunks.append(AudioChunk.of_packets(self.request_id, self.audio_seq, group, samples))
+            self.audio_seq += 1
+        return chunks
+
+    def finish(self) -> list[AudioChunk | AudioStreamEnd | AgentEnd | AgentFailed]:
+        """The turn is over (its work has stopped): for an Opus turn not cancelled the encoder's last packets (so
+        the chunks cover every sample spoken), ``audio_stream_end`` if audio started, then the terminal event."""
         self._require_running("finish")
         self.phase = TurnPhase.ENDED
-        events: list[AudioStreamEnd | AgentEnd | AgentFailed] = []
+        events: list[AudioChunk | AudioStreamEnd | AgentEnd | AgentFailed] = []
+        if self.audio_started and self.encoder is not None and not self.cancelled:
+            events.extend(self._packet_chunks(self.encoder.flush()))
         if self.audio_started:
             events.append(
                 AudioStreamEnd(

@@ -6,8 +6,10 @@
   (default ``limits.CLIENT_FRAME_BUDGET_BYTES``, under API Gateway's 32 KB frame quota);
 * messages are numbered by one ``seq`` from 0, contiguous, in the order returned;
 * ``audio_chunk`` is cut only where its codec allows (:data:`~relay_core.audio_piece.CODECS`: PCM on whole
-  samples, an Opus packet never); the pieces join back to the agent chunk's audio byte for byte, and
-  ``sample_offset`` is each piece's start on the turn's sample timeline;
+  samples, an Opus packet never: an Opus chunk is cut between whole packets, each message listing its packets'
+  ``packet_bytes``); the pieces join back to the agent chunk's audio byte for byte, and ``sample_offset`` is each
+  piece's start on the turn's sample timeline (for Opus, with ``samples``, placed by
+  :class:`~relay_core.packet_timeline.PacketTimeline`, so the pieces tile ``[0, total_samples)``);
 * ``text_delta`` longer than the budget is cut on code point boundaries; the pieces join back to the text
   (a lone surrogate, which UTF-8 cannot carry, becomes U+FFFD);
 * ``word_timings`` (only in a turn that asked for timings) keeps its words in order, split across as many
@@ -40,8 +42,9 @@ from relay_core.audio import max_pcm_bytes_for_base64
 from relay_core.audio_piece import AudioPiece, Codec
 from relay_core.client.messages import ClientErrorCode, check_turn_id
 from relay_core.client.turn_messages import TurnMessage, serialize_turn_message
-from relay_core.errors import LimitExceededError, RelayError, SessionStateError
+from relay_core.errors import AudioFormatError, LimitExceededError, RelayError, SessionStateError, UncuttableAudioError
 from relay_core.fields import encode_json
+from relay_core.packet_timeline import PacketTimeline
 from relay_core.word_timings import MAX_WORD_INDEX, WordTiming, WordTimings
 
 _WIDE_INT = 10**15
@@ -97,6 +100,11 @@ def split_text_to_fit(text: str, room_bytes: int) -> Iterator[str]:
         yield text[start:]
 
 
+def _base64_size(n_bytes: int) -> int:
+    """Characters of the base64 of ``n_bytes`` bytes (padded)."""
+    return 4 * -(-n_bytes // 3)
+
+
 def split_pcm_evenly(pcm: bytes, max_bytes: int) -> list[bytes]:
     """Cut s16le ``pcm`` into as few pieces of at most ``max_bytes`` as possible, of near-equal size in whole
     samples (no tiny tail piece); the pieces join back to ``pcm``. Empty PCM gives one empty piece."""
@@ -128,6 +136,8 @@ class TurnFramer:
         self.codec = Codec.PCM_S16LE
         """The codec of the turn's audio (``audio_stream_start``'s ``format`` when the table knows it): what the
         framer cuts by."""
+        self._packets = PacketTimeline()
+        """An Opus turn's packets placed so far on the PCM timeline."""
 
     @property
     def last_seq(self) -> int:
@@ -149,10 +159,12 @@ class TurnFramer:
         keeps them by)."""
         self._check_open()
         samples_before = self.samples
+        packets_before = (self._packets.packets, self._packets.samples)
         try:
             return self._number(self._pieces(event), terminal=isinstance(event, AgentEnd | AgentFailed))
         except RelayError:
             self.samples = samples_before  # nothing of a rejected event counts
+            self._packets.packets, self._packets.samples = packets_before
             raise
 
     def fail(self, code: str | ClientErrorCode, message: str) -> list[str]:
@@ -204,6 +216,8 @@ class TurnFramer:
             return [AgentStart(tid, mode=event.mode, model=event.model[:200])]
         if isinstance(event, AudioStreamStart):
             self.codec = Codec(event.format) if event.format in Codec else Codec.PCM_S16LE
+            if self.codec is Codec.OPUS:
+                self._packets = PacketTimeline(event.pre_skip or 0, event.frame_samples or limits.OPUS_FRAME_SAMPLES)
             return [
                 dataclasses.replace(event, request_id=tid, voice=event.voice[: limits.MAX_VOICE_SPEC_CHARS]),
             ]
@@ -256,6 +270,8 @@ class TurnFramer:
     def _audio_pieces(self, event: AudioChunk) -> list[AgentEvent]:
         """The chunk's audio on the turn's timeline, cut (as its codec allows) into as few near-equal pieces as
         fit the budget. Raises ``AudioFormatError`` (``UncuttableAudioError`` for a packet too large)."""
+        if self.codec is Codec.OPUS:
+            return self._packet_pieces(event)
         tid = self.turn_id
         whole = event.piece(start_sample=self.samples, codec=self.codec)
         overhead = self._overhead(AudioChunk(tid, max(event.seq, _WIDE_INT), "", sample_offset=_WIDE_INT))
@@ -263,6 +279,43 @@ class TurnFramer:
         pieces = whole.split(room, even=True)
         self.samples = whole.end_sample
         return [AudioChunk.of_piece(tid, event.seq, piece, client_wire=True) for piece in pieces]
+
+    def _packet_pieces(self, event: AudioChunk) -> list[AgentEvent]:
+        """An Opus chunk's whole packets in as few messages as fit the budget (a packet is never cut), each placed
+        on the PCM timeline. Raises ``AudioFormatError`` for a chunk without its packets or ``samples``, or whose
+        ``samples`` do not match where its packets land, and ``UncuttableAudioError`` for a packet too large."""
+        tid = self.turn_id
+        if event.packet_bytes is None or event.samples is None:
+            raise AudioFormatError(f"Opus audio_chunk {event.seq} needs packet_bytes and samples")
+        packets = event.packets()
+        chunk_end = self.samples + event.samples
+        fixed = self._overhead(AudioChunk(tid, _WIDE_INT, "", _WIDE_INT, _WIDE_INT, ()))
+        groups: list[list[bytes]] = [[]]
+        data_bytes = list_bytes = 0
+        for packet in packets:
+            entry = len(str(len(packet))) + 1  # its length in packet_bytes and a comma
+            if fixed + _base64_size(len(packet)) + entry > self.budget_bytes:
+                raise UncuttableAudioError(
+                    f"an Opus packet of {len(packet)} bytes does not fit a {self.budget_bytes}-byte message: "
+                    "make smaller packets (a lower bitrate or shorter frames)"
+                )
+            if groups[-1] and fixed + _base64_size(data_bytes + len(packet)) + list_bytes + entry > self.budget_bytes:
+                groups.append([])
+                data_bytes = list_bytes = 0
+            groups[-1].append(packet)
+            data_bytes += len(packet)
+            list_bytes += entry
+        out: list[AgentEvent] = []
+        for group in groups:
+            start, samples = self._packets.place(len(group), limit=chunk_end)
+            out.append(AudioChunk.of_packets(tid, event.seq, group, samples, sample_offset=start))
+        if self._packets.samples != chunk_end:
+            raise AudioFormatError(
+                f"Opus audio_chunk {event.seq} says it holds {event.samples} samples but its packets end at sample "
+                f"{self._packets.samples}, not {chunk_end}"
+            )
+        self.samples = chunk_end
+        return out
 
 
 __all__ = ["TurnFramer", "max_audio_pcm_bytes", "split_pcm_evenly", "split_text_to_fit", "utf8_size"]

@@ -18,6 +18,7 @@ from enum import StrEnum
 
 from relay_core import limits
 from relay_core.agent.events import AgentPayload, TurnMode, parse_payload
+from relay_core.audio_piece import AUDIO_CHOICE_FIELD, AudioChoice
 from relay_core.errors import InvalidFieldError, ProtocolError, RelayError, UnknownActionError
 from relay_core.fields import JsonObject, decode_json_object, encode_json, get_str
 from relay_core.speech_options import DEFAULT_SPEECH, SPEECH_OPTION_FIELDS, SpeechOptions
@@ -88,7 +89,7 @@ def new_turn_id() -> str:
 class SendMessage:
     """Start a turn: the agent answers ``prompt`` in text and speech. ``turn_id`` None: the gateway assigns one.
 
-    ``prompt``, ``mode``, ``options`` and ``timings`` follow exactly the agent payload's rules
+    ``prompt``, ``mode``, ``options``, ``timings`` and ``audio`` follow exactly the agent payload's rules
     (:func:`relay_core.agent.events.parse_payload`). ``timings`` True asks for the turn's ``word_timings``
     messages (captions in step with the audio); False (the default) leaves the turn's messages as they were."""
 
@@ -98,6 +99,8 @@ class SendMessage:
     mode: TurnMode = TurnMode.BIDI
     turn_id: str | None = None
     timings: bool = False
+    audio: AudioChoice = AudioChoice.PCM
+    """What the turn's speech travels as (``audio``): PCM (the default) or Opus packets."""
 
     def __post_init__(self) -> None:
         self.check()
@@ -108,6 +111,8 @@ class SendMessage:
             check_turn_id(self.turn_id)
         if not isinstance(self.mode, TurnMode):
             object.__setattr__(self, "mode", self.to_agent_payload().mode)
+        if not isinstance(self.audio, AudioChoice):
+            object.__setattr__(self, "audio", self.to_agent_payload().audio)
         self.to_agent_payload()
 
     def with_turn_id(self, turn_id: str) -> SendMessage:
@@ -119,6 +124,7 @@ class SendMessage:
         obj: JsonObject = {"prompt": self.prompt, "mode": str(self.mode), **self.options.to_json_fields()}
         if self.timings:
             obj[TIMINGS_FIELD] = True
+        obj[AUDIO_CHOICE_FIELD] = str(self.audio)
         rid = request_id if request_id is not None else self.turn_id
         if rid is not None:
             obj["request_id"] = rid
@@ -135,6 +141,8 @@ class SendMessage:
             obj["turn_id"] = self.turn_id
         if self.timings:
             obj[TIMINGS_FIELD] = True
+        if self.audio is not AudioChoice.PCM:
+            obj[AUDIO_CHOICE_FIELD] = self.audio.value
         return obj
 
 
@@ -207,7 +215,7 @@ def unknown_action_error(action: object) -> UnknownActionError:
 
 
 def _parse_send_message(obj: JsonObject) -> SendMessage:
-    fields = ("prompt", "mode", *SPEECH_OPTION_FIELDS, TIMINGS_FIELD)
+    fields = ("prompt", "mode", *SPEECH_OPTION_FIELDS, TIMINGS_FIELD, AUDIO_CHOICE_FIELD)
     payload = parse_payload({k: obj[k] for k in fields if k in obj})
     return SendMessage(
         payload.prompt,
@@ -215,6 +223,7 @@ def _parse_send_message(obj: JsonObject) -> SendMessage:
         mode=payload.mode,
         turn_id=_get_turn_id(obj, required=False),
         timings=payload.timings,
+        audio=payload.audio,
     )
 
 

@@ -33,7 +33,7 @@ from relay_core.agent.events import (
     TextDelta,
     TurnMode,
 )
-from relay_core.audio_piece import AudioPiece
+from relay_core.audio_piece import AudioChoice, AudioPiece, Codec
 from relay_core.client.messages import (
     Cancel,
     ClientErrorCode,
@@ -121,20 +121,32 @@ class AudioStarted:
     format: str
     sample_rate: int
     channels: int
+    frame_samples: int | None = None
+    """Opus only: samples each packet decodes to."""
+    pre_skip: int | None = None
+    """Opus only: decoded samples to drop before the turn's first sample."""
 
 
 @dataclass(frozen=True, slots=True)
 class AudioReceived:
-    """The next whole samples of the reply's speech (s16le PCM), starting at sample ``sample_offset``."""
+    """The next whole samples of the reply's speech (s16le PCM), starting at sample ``sample_offset``.
+
+    In an Opus turn ``pcm`` is empty and ``packets`` holds the chunk's whole packets, which contribute ``samples``
+    samples from ``sample_offset`` on once decoded in order by the turn's one decoder (decoding is the app's job:
+    drop the stream's first ``pre_skip`` samples, stop at ``total_samples``)."""
 
     turn_id: str
     seq: int
     sample_offset: int
     pcm: bytes
+    packets: tuple[bytes, ...] | None = None
+    samples: int | None = None
 
     @property
     def piece(self) -> AudioPiece:
         """This audio as a piece of the turn's sample timeline (``end_sample`` is where the next one starts)."""
+        if self.packets is not None:
+            return AudioPiece(Codec.OPUS, b"".join(self.packets), self.sample_offset, self.samples or 0)
         return AudioPiece.pcm(self.pcm, self.sample_offset)
 
 
@@ -258,6 +270,10 @@ class ClientTurn:
     later messages replacing estimates (``relay_core.word_timings.apply_word_timings``)."""
     _text: list[str] = field(default_factory=list, repr=False)
     _pcm: bytearray | None = field(default=None, repr=False)
+    packets: list[bytes] = field(default_factory=list, repr=False)
+    """An Opus turn's packets received so far, in order (only when the session collects audio)."""
+    codec: Codec = Codec.PCM_S16LE
+    """What the turn's audio travels as (``audio_stream_start``'s ``format``)."""
 
     @property
     def text(self) -> str:
@@ -303,16 +319,17 @@ class ClientSession:
         mode: TurnMode = TurnMode.BIDI,
         turn_id: str | None = None,
         timings: bool = False,
+        audio: AudioChoice = AudioChoice.PCM,
     ) -> str:
         """The ``sendMessage`` to send for a new turn. A turn id is chosen when none is given, so the turn can
         be resumed even if the connection drops before ``turn_accepted``. ``timings``: ask for the reply's word
-        timings (:class:`WordsReceived` events). Raises ``ProtocolError`` for invalid
-        fields (``LimitExceededError`` for a message over ``max_send_bytes``) and ``SessionStateError`` for a turn
-        id already used in this session; nothing is recorded then."""
+        timings (:class:`WordsReceived` events). ``audio``: PCM (the default) or Opus packets. Raises
+        ``ProtocolError`` for invalid fields (``LimitExceededError`` for a message over ``max_send_bytes``) and
+        ``SessionStateError`` for a turn id already used in this session; nothing is recorded then."""
         tid = turn_id if turn_id is not None else new_turn_id()
         if tid in self._turns or tid in self._forgotten:
             raise SessionStateError(f"turn id {tid!r} is already used in this session: use a new one per turn")
-        text = serialize(SendMessage(prompt, options=options, mode=mode, turn_id=tid, timings=timings))
+        text = serialize(SendMessage(prompt, options=options, mode=mode, turn_id=tid, timings=timings, audio=audio))
         size = len(text.encode("utf-8"))
         if size > self.max_send_bytes:
             raise LimitExceededError(
@@ -475,7 +492,10 @@ class ClientSession:
             return TurnStarted(tid, event.mode, event.model)
         if isinstance(event, AudioStreamStart):
             turn.sample_rate = event.sample_rate
-            return AudioStarted(tid, event.voice, event.format, event.sample_rate, event.channels)
+            turn.codec = Codec.OPUS if event.format == Codec.OPUS.value else Codec.PCM_S16LE
+            return AudioStarted(
+                tid, event.voice, event.format, event.sample_rate, event.channels, event.frame_samples, event.pre_skip
+            )
         if isinstance(event, AudioStreamEnd):
             return AudioEnded(tid, event.total_samples or 0, event.duration_s)
         if isinstance(event, SpeechWaiting):
@@ -487,8 +507,14 @@ class ClientSession:
         return self._end(turn, TurnOutcome.FAILED, event.code, event.message)
 
     def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived:
+        if event.codec is not turn.codec:
+            raise InvalidFieldError(
+                f"audio_chunk {seq} is {event.codec.value} in a {turn.codec.value} stream: an Opus chunk lists its "
+                "packet_bytes, a PCM one does not"
+            )
         try:
             piece = event.piece(start_sample=turn.samples)
+            packets = tuple(event.packets()) if turn.codec is Codec.OPUS else None
         except AudioFormatError as exc:
             raise InvalidFieldError(f"audio_chunk {seq}: {exc.message}") from exc
         if event.sample_offset != piece.start_sample:
@@ -496,6 +522,10 @@ class ClientSession:
                 f"audio_chunk {seq} starts at sample {event.sample_offset}, expected {piece.start_sample}"
             )
         turn.samples = piece.end_sample
+        if packets is not None:
+            if turn._pcm is not None:
+                turn.packets.extend(packets)
+            return AudioReceived(turn.turn_id, seq, piece.start_sample, b"", packets, piece.samples)
         if turn._pcm is not None:
             turn._pcm += piece.data
         return AudioReceived(turn.turn_id, seq, piece.start_sample, piece.data)

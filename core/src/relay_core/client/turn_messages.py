@@ -8,7 +8,9 @@ number is written ``chunk``, a ``text_delta``'s is left out. :data:`CLIENT_FIELD
 event fields the client wire carries and in which order; two of them exist only there (``audio_chunk``'s
 ``sample_offset``, where its first sample sits in the turn's audio: the ``start_sample`` of the
 :class:`~relay_core.audio_piece.AudioPiece` it carries, :meth:`~relay_core.agent.events.AudioChunk.piece`; and
-``audio_stream_end``'s ``total_samples``), set by the relay's framer. None is larger than
+``audio_stream_end``'s ``total_samples``), set by the relay's framer. An Opus turn's messages also carry
+``frame_samples`` and ``pre_skip`` (``audio_stream_start``) and ``samples`` and ``packet_bytes``
+(``audio_chunk``); a PCM turn's messages never do. None is larger than
 ``limits.CLIENT_FRAME_BUDGET_BYTES`` in UTF-8.
 
 A turn ends with exactly one terminal message (:attr:`TurnMessage.terminal`: ``agent_end`` or ``error`` with
@@ -44,8 +46,8 @@ CHUNK_FIELD = "chunk"
 CLIENT_FIELDS: dict[str, tuple[str, ...]] = {
     ev.AgentEventType.AGENT_START: ("mode", "model"),
     ev.AgentEventType.TEXT_DELTA: ("text",),
-    ev.AgentEventType.AUDIO_STREAM_START: ("voice", "format", "sample_rate", "channels"),
-    ev.AgentEventType.AUDIO_CHUNK: (CHUNK_FIELD, "sample_offset", "data"),
+    ev.AgentEventType.AUDIO_STREAM_START: ("voice", "format", "sample_rate", "channels", "frame_samples", "pre_skip"),
+    ev.AgentEventType.AUDIO_CHUNK: (CHUNK_FIELD, "sample_offset", "samples", "packet_bytes", "data"),
     ev.AgentEventType.AUDIO_STREAM_END: ("total_chunks", "total_samples", "duration_s"),
     ev.AgentEventType.AGENT_END: ("status", "text_chars", "sentences", "first_audio_s", "elapsed_s"),
     ev.AgentEventType.ERROR: ("code", "message"),
@@ -143,6 +145,8 @@ def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.Agent
             format=get_str(obj, "format") or limits.PCM_FORMAT,
             sample_rate=get_int(obj, "sample_rate", minimum=1) if "sample_rate" in obj else limits.SAMPLE_RATE,
             channels=get_int(obj, "channels", minimum=1) if "channels" in obj else limits.CHANNELS,
+            frame_samples=get_int(obj, "frame_samples", minimum=1) if "frame_samples" in obj else None,
+            pre_skip=get_int(obj, "pre_skip") if "pre_skip" in obj else None,
         )
     if kind == ev.AgentEventType.AUDIO_CHUNK:
         return ev.AudioChunk(
@@ -150,6 +154,8 @@ def _parse_event(obj: JsonObject, kind: str, turn_id: str, seq: int) -> ev.Agent
             seq=get_int(obj, CHUNK_FIELD),
             sample_offset=get_int(obj, "sample_offset"),
             data=get_str(obj, "data", required=True) or "",
+            samples=get_int(obj, "samples") if "samples" in obj else None,
+            packet_bytes=ev.parse_packet_bytes(obj["packet_bytes"]) if "packet_bytes" in obj else None,
         )
     if kind == ev.AgentEventType.AUDIO_STREAM_END:
         return ev.AudioStreamEnd(
