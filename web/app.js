@@ -39,6 +39,7 @@ const ui = {
   who: $("who"),
   connection: $("connection"),
   connectionText: $("connection-text"),
+  audioFormat: $("audio-format"),
   conversation: $("conversation"),
   turns: $("turns"),
   empty: $("empty"),
@@ -58,7 +59,7 @@ const CURRENT_IDS = /** @type {const} */ (["reply", "turn-status", "ttfb", "ttfa
 
 /**
  * The page's configuration: /config.json as the local stack serves it ({gateway_url, token, agent_url}),
- * overridable by query parameters (?gateway=...&token=...).
+ * overridable by query parameters (?gateway=...&token=...; ?audio=pcm asks for PCM even where Opus decodes).
  */
 async function loadConfig() {
   /** @type {{gateway_url?: string, token?: string, agent_url?: string}} */
@@ -74,6 +75,8 @@ async function loadConfig() {
     gatewayUrl: params.get("gateway") ?? config.gateway_url ?? "",
     token: params.get("token") ?? config.token ?? "",
     tokenFromQuery: params.has("token"),
+    /** @type {"pcm" | "opus"} Opus unless ?audio=pcm (the library still falls back to PCM where it cannot decode) */
+    audio: params.get("audio") === "pcm" ? "pcm" : "opus",
     agentEndpoint: params.get("agent") ?? (config.agent_url ? `${config.agent_url}/invocations` : "agent/invocations"),
   };
 }
@@ -199,6 +202,17 @@ function showConnection(state, detail) {
   ui.connection.dataset.state = state;
   ui.connectionText.textContent = STATE_LABELS[/** @type {keyof typeof STATE_LABELS} */ (state)] ?? state;
   ui.connection.title = detail;
+}
+
+/**
+ * The small label that says how the speech travels: "Opus" (decoded by the browser) or "PCM", and why in its title.
+ * @param {string} format "opus" or "pcm"
+ * @param {string} detail
+ */
+function showAudioFormat(format, detail) {
+  ui.audioFormat.dataset.format = format;
+  ui.audioFormat.textContent = format === "opus" ? "Opus" : "PCM";
+  ui.audioFormat.title = detail;
 }
 
 /** @param {string | null} text */
@@ -440,7 +454,9 @@ function onDirectEvent(event) {
 function ensureClient(config) {
   if (client !== null) return client;
   if (!config.gatewayUrl) throw new Error("no gateway URL: serve config.json or add ?gateway=wss://...");
-  client = connect({ url: config.gatewayUrl, getToken: () => freshToken(config) });
+  // Opus where this browser decodes it (WebCodecs AudioDecoder), else the library asks for PCM and says why.
+  client = connect({ url: config.gatewayUrl, getToken: () => freshToken(config), audio: config.audio });
+  void client.audioReady.then((choice) => showAudioFormat(choice.format, choice.reason ?? `Speech travels as Opus, decoded by ${choice.decoder}`));
   client.on("state", ({ state, detail }) => showConnection(state, detail));
   client.on("rejected", ({ code, message }) => showNotice(`${message} (${code})`));
   client.on("protocolError", ({ message }) => console.warn("relay:", message));
@@ -511,12 +527,14 @@ function startTurn(config) {
   wakeLock.hold();
   if (route() === "direct") {
     direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent: onDirectEvent });
+    showAudioFormat("pcm", "The direct route to the agent carries PCM");
     direct.run(options).finally(() => {
       if (turn === view) setRunning(false);
     });
   } else {
     // player.begin() already started the stream: the sink is passed so Stop can ask it what was heard.
     const relayTurn = ensureClient(config).send(prompt, { ...options, sink: player });
+    showAudioFormat(relayTurn.audio, relayTurn.audio === "opus" ? "Speech travels as Opus, decoded by this browser" : (client?.audioChoice.reason ?? "Speech travels as raw PCM"));
     bindTurn(view, relayTurn);
     // Too long to send (the library refused it, or the gateway closed over it): give the text back to shorten.
     relayTurn.on("end", ({ code }) => code === "limit_exceeded" && ui.prompt.value === "" && (ui.prompt.value = prompt));

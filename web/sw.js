@@ -25,6 +25,7 @@ const SHELL = [
   "client/connection.js",
   "client/emitter.js",
   "client/languages.js",
+  "client/opus.js",
   "client/pcm.js",
   "client/platform.js",
   "client/session.js",

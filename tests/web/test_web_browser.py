@@ -116,7 +116,9 @@ def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
     page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
     page.on("response", lambda r: console.append(f"error: HTTP {r.status} {r.url}") if r.status >= 400 else None)
     try:
-        page.goto(stack.web_url)
+        # PCM: these tests compare what the page played with the PCM on the wire, sample for sample (the page's
+        # default, Opus where WebCodecs decodes it, is tested on recorded packets in test_opus_browser.py)
+        page.goto(stack.web_url.rstrip("/") + "/?audio=pcm")
         page.wait_for_function("() => window.relayApp !== undefined")
         page.evaluate("() => window.relayApp.ready")
         page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)

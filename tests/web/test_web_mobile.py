@@ -105,7 +105,7 @@ def open_phone(playwright: Any, browser: Browser, stack: RelayStack, device: str
     page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
     page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
     page.on("response", lambda r: console.append(f"error: HTTP {r.status} {r.url}") if r.status >= 400 else None)
-    page.goto(stack.web_url)
+    page.goto(stack.web_url.rstrip("/") + "/?audio=pcm")  # compared with the wire's PCM sample for sample
     page.wait_for_function("() => window.relayApp !== undefined")
     page.evaluate("() => window.relayApp.ready")
     page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
