@@ -1,5 +1,6 @@
 // @kokoro-relay/client: the Kokoro Relay gateway protocol (docs/client-protocol.md) for browsers, React Native and
-// Node ≥ 20. No DOM, no runtime dependencies; WebSocket and timers are the platform's or injected.
+// Node ≥ 20. No DOM, no required runtime dependency (opus.js imports the optional opus-decoder only where the platform
+// has no Opus decoder); WebSocket and timers are the platform's or injected.
 
 export { RelayClient, Turn, connect } from "./client.js";
 export { Connection, DEFAULT_BACKOFF, MESSAGE_TOO_BIG, PROBE_MS, TOKEN_SKEW_MS, jwtExp, tokenExpiresWithin, withToken } from "./connection.js";
