@@ -169,6 +169,7 @@ class VoiceAgentService:
             options=payload.options.or_defaults(voice=voice, lang=self.config.lang),
             session_id=session_id,
             timings=payload.timings,
+            audio=payload.audio,
         )
         source = StrandsTextSource(conversation.agent, payload.prompt, history=conversation.history)
         turn = Turn(request, source, self.transport, settings=self.settings, history=source)

@@ -43,10 +43,12 @@ from relay_core import limits
 from relay_core.agent import defaults as agent_defaults
 from relay_core.agent.events import AgentEvent, TurnMode
 from relay_core.agent.turn import AgentTurn
+from relay_core.audio_piece import AudioChoice
 from relay_core.speech_options import DEFAULT_SPEECH, SpeechOptions
 from relay_core.text.segmenter import SentenceSegmenter, split_to_fit
 from relay_core.word_timings import WordTiming, WordTimings, apply_word_timings, heard_prefix, interrupted
 from relay_transport.base import TtsTransport
+from voice_agent.opus_stream import OpusStream
 from voice_agent.tts_link import LinkAudio, LinkWaiting, TtsLink, TtsLinkError
 
 logger = logging.getLogger(__name__)
@@ -84,6 +86,8 @@ class TurnRequest:
     session_id: str | None = None
     timings: bool = False
     """Emit ``word_timings`` events (the agent collects the timings anyway, for a barge-in's cut)."""
+    audio: AudioChoice = AudioChoice.PCM
+    """PCM, or one Opus stream for the whole turn (:class:`voice_agent.opus_stream.OpusStream`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,7 @@ class Turn:
             mode=request.mode,
             model=settings.model_label,
             audio_chunk_bytes=settings.audio_chunk_bytes,
+            encoder=OpusStream() if request.audio is AudioChoice.OPUS else None,
         )
         self._events: asyncio.Queue[AgentEvent] = asyncio.Queue(maxsize=settings.event_queue)
         self._sentences: asyncio.Queue[str | None] = asyncio.Queue(maxsize=settings.sentence_queue)
