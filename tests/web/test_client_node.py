@@ -101,4 +101,4 @@ def test_client_library_in_node_against_the_local_stack(relay_stack: RelayStack,
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     counts = {k: int(v) for k, v in re.findall(r"^# (pass|fail|skipped) (\d+)$", output, re.MULTILINE)}
-    assert counts == {"pass": 7, "fail": 0, "skipped": 0}, output
+    assert counts == {"pass": 9, "fail": 0, "skipped": 0}, output

@@ -115,6 +115,80 @@ test("live: a turn's text and PCM equal the agent's, byte for byte", { skip }, a
   }
 });
 
+/** Pearson correlation of two s16le buffers of the same length (tests/agent/test_opus_stream.py's measure). */
+function correlation(a, b) {
+  const x = new Int16Array(a.buffer, a.byteOffset, a.length / 2);
+  const y = new Int16Array(b.buffer, b.byteOffset, b.length / 2);
+  let mx = 0;
+  let my = 0;
+  for (let i = 0; i < x.length; i++) (mx += x[i]), (my += y[i]);
+  mx /= x.length;
+  my /= y.length;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < x.length; i++) {
+    const dx = x[i] - mx;
+    const dy = y[i] - my;
+    sxy += dx * dy;
+    sxx += dx * dx;
+    syy += dy * dy;
+  }
+  return sxy / Math.sqrt(sxx * syy);
+}
+
+/** @type {Buffer | null} the first Opus turn's decoded PCM (the reference of the resumed one) */
+let opusPcm = null;
+
+test("live: an Opus turn, decoded by the WebAssembly decoder, is the PCM turn's audio: same length, the same sound", { skip }, async () => {
+  const relay = client(() => mint("node-opus"), { audio: "opus" });
+  try {
+    assert.deepEqual(await relay.audioReady, { format: "opus", decoder: "wasm", reason: null });
+    let wireBytes = 0;
+    relay.on("event", (e) => {
+      if (e.type === "opus_received") wireBytes += e.packets.reduce((n, p) => n + p.length, 0);
+    });
+    const turn = relay.send(PROMPTS[0]);
+    assert.equal(turn.audio, "opus");
+    const got = record(turn);
+    const result = await within(turn.done, "opus turn");
+    assert.equal(result.outcome, "completed", `${result.code} ${result.message}`);
+    assert.equal(got.text, PROMPTS[0]);
+    const pcm = Buffer.concat(got.parts);
+    const ref = reference.get(PROMPTS[0]);
+    assert.equal(pcm.length, ref.length, "the PCM timeline: exactly the PCM turn's samples");
+    assert.equal(got.totalSamples * 2, pcm.length);
+    assert.ok(wireBytes * 8 < pcm.length, `Opus is far smaller than PCM: ${wireBytes} vs ${pcm.length} bytes`);
+    const r = correlation(pcm, ref);
+    console.log(`opus turn: ${wireBytes} packet bytes for ${pcm.length} PCM bytes; correlation with the PCM ${r.toFixed(3)}`);
+    assert.ok(r > 0.8, `correlation ${r}`);
+    opusPcm = pcm;
+  } finally {
+    relay.close();
+  }
+});
+
+test("live: an Opus turn cut mid-stream resumes with its decoder kept: the same PCM as uncut", { skip }, async () => {
+  assert.ok(opusPcm, "runs after the Opus turn above");
+  const relay = client(() => mint("node-opus-drop"), { audio: "opus" });
+  try {
+    await relay.audioReady;
+    const turn = relay.send(PROMPTS[0]);
+    const got = record(turn);
+    let cut = false;
+    turn.on("audio", () => {
+      if (!cut) (cut = true), network.cut(); // after the first decoded chunk: the rest comes by resume
+    });
+    const result = await within(turn.done, "resumed opus turn");
+    assert.equal(result.outcome, "completed", `${result.code} ${result.message}`);
+    assert.ok(cut);
+    assert.ok(relay.stats.drops >= 1, JSON.stringify(relay.stats));
+    assert.ok(Buffer.concat(got.parts).equals(opusPcm), "one decoder across the resume, nothing lost or repeated");
+  } finally {
+    relay.close();
+  }
+});
+
 test("live: the network cut at random points of 20 turns: every turn completes, byte-identical", { skip }, async () => {
   const seed = Number(env.RELAY_DROP_SEED ?? Date.now() % 100_000);
   let state = seed;
