@@ -9,7 +9,8 @@ it streams, the time to first audio and the message statistics, and writes the s
 raw text stream. A prompt whose message is over the protocol's limits (32 KB of UTF-8 in one gateway frame) is
 refused before connecting (exit status 2); a turn whose message the gateway closes the connection over (1009)
 ends with one line saying so (exit status 1), never sent again. ``--new-conversation`` starts over first
-(``newConversation``): the agent answers the prompts with no memory of the user's earlier turns.
+(``newConversation``): the agent answers the prompts with no memory of the user's earlier turns. ``--audio opus``
+asks for the speech as Opus packets (decoded with PyAV into the same WAV); the summary says which format came.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from relay_cli.gateway_client import (
 )
 from relay_core.agent.events import TurnMode
 from relay_core.audio import wav_bytes
-from relay_core.audio_piece import AudioPiece
+from relay_core.audio_piece import AudioChoice, AudioPiece
 from relay_core.cli_usage import non_empty
 from relay_core.client.session import (
     ClientEvent,
@@ -84,6 +85,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--timings", action="store_true", help="ask for word timings; print each word with when it is spoken"
     )
     parser.add_argument(
+        "--audio",
+        choices=[choice.value for choice in AudioChoice],
+        default=AudioChoice.PCM.value,
+        help="what the speech travels as: pcm (default) or opus (decoded into the WAV)",
+    )
+    parser.add_argument(
         "--new-conversation",
         action="store_true",
         help="start over before the first prompt: the agent forgets the user's earlier turns",
@@ -124,7 +131,11 @@ def _too_large(args: argparse.Namespace, prompts: list[str]) -> str | None:
     for index, prompt in enumerate(prompts):
         try:
             ClientSession().send_message(
-                prompt, options=speech_options_of(args), mode=TurnMode(args.mode), timings=args.timings
+                prompt,
+                options=speech_options_of(args),
+                mode=TurnMode(args.mode),
+                timings=args.timings,
+                audio=AudioChoice(args.audio),
             )
         except LimitExceededError as exc:
             which = "the prompt" if len(prompts) == 1 else f"prompt {index + 1}"
@@ -180,6 +191,7 @@ async def _talk(args: argparse.Namespace, gateway_url: str, token: str, prompts:
                 on_event=show,
                 drop_after=args.drop_after,
                 timings=args.timings,
+                audio=AudioChoice(args.audio),
             )
         except GatewayTurnError as exc:
             print(f"\nrelay chat: {exc}", file=sys.stderr)
@@ -221,7 +233,8 @@ def _summarize(report: TurnReport, out: Path) -> int:
     print(
         f"turn {report.turn_id}: {report.outcome}; connected in {report.connect_s * 1000:.0f} ms; "
         f"time to first audio after sendMessage: {ttfa}; audio "
-        f"{AudioPiece.pcm(report.pcm).duration_s:.2f} s in {report.elapsed_s:.2f} s; {report.messages} messages "
+        f"{AudioPiece.pcm(report.pcm).duration_s:.2f} s ({report.audio_format or 'none'}) in "
+        f"{report.elapsed_s:.2f} s; {report.messages} messages "
         f"(largest {report.largest_message_bytes} bytes, {report.duplicates} duplicates, "
         f"{report.reconnects} reconnects); " + (f"wrote {out}" if completed else "no WAV written")
     )

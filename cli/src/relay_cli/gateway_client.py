@@ -17,10 +17,14 @@ import websockets
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
+from relay_cli.opus_decode import decode_opus_turn
 from relay_core.agent.events import TurnMode
+from relay_core.audio_piece import AudioChoice, Codec
 from relay_core.client.session import (
     STALL_RESUME_S,
+    AudioEnded,
     AudioReceived,
+    AudioStarted,
     ClientEvent,
     ClientSession,
     ClientTurn,
@@ -86,6 +90,12 @@ class TurnReport:
     """The reply's word timings (only when the turn asked for them), on the turn's audio timeline."""
     cancel_played_ms: int | None = None
     """The ``played_ms`` the client's cancel carried (``barge_in``), if it sent one."""
+    audio_format: str | None = None
+    """The turn's audio format as ``audio_stream_start`` named it (``pcm_s16le`` or ``opus``)."""
+    packets: list[bytes] = field(default_factory=list, repr=False)
+    """An Opus turn's packets, in order (``pcm`` is then their decoded audio)."""
+    received: list[str] = field(default_factory=list, repr=False)
+    """Every text message received for the turn, duplicates and replays included, in arrival order."""
 
 
 def connect_url(gateway_url: str, token: str) -> str:
@@ -112,22 +122,26 @@ async def run_turn(
     stall_s: float = STALL_RESUME_S,
     timings: bool = False,
     barge_in: BargeIn | None = None,
+    audio: AudioChoice = AudioChoice.PCM,
 ) -> TurnReport:
     """Run one turn to its end. ``drop_after=N``: abort the connection after the N-th turn message, reconnect
     and ``resume`` (what a phone does when the network drops). ``cancel_after_first_audio``: barge in.
     ``stall_s``: after this long without a message, ``resume`` on the same connection (a lost post).
     ``timings``: ask for the reply's word timings (``WordsReceived`` events, :attr:`TurnReport.words`).
     ``barge_in``: a truthful barge-in, a cancel carrying ``played_ms`` when it first answers a number.
+    ``audio``: ask for PCM (the default) or Opus; an Opus turn's packets are decoded (PyAV) into ``pcm``.
     A message over the protocol's limits raises ``LimitExceededError`` before connecting; a ``sendMessage`` the
     gateway closes the connection over (1009) ends the turn rejected with ``limit_exceeded``, not sent again."""
     session = ClientSession(collect_audio=True)
-    send_message = session.send_message(prompt, options=options, mode=mode, timings=timings)
+    send_message = session.send_message(prompt, options=options, mode=mode, timings=timings, audio=audio)
     turn_id = session.turns[-1].turn_id
     connecting = time.perf_counter()
     deadline = connecting + timeout_s
     websocket = await open_connection(gateway_url, token)
     started = time.perf_counter()
     connect_s = started - connecting
+    pre_skip = 0
+    total_samples: int | None = None
     try:
         await websocket.send(send_message)
         report = TurnReport(turn_id, connect_s=connect_s)
@@ -162,6 +176,7 @@ async def run_turn(
             size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
             report.largest_message_bytes = max(report.largest_message_bytes, size)
             report.messages += 1
+            report.received.append(data if isinstance(data, str) else data.decode("utf-8", "replace"))
             last_seq = session.turn(turn_id).last_seq
             for event in session.receive(data):
                 now = time.perf_counter() - started
@@ -171,6 +186,11 @@ async def run_turn(
                     if cancel_after_first_audio and not cancelled:
                         cancelled = True
                         await websocket.send(session.cancel(turn_id))
+                elif isinstance(event, AudioStarted):
+                    report.audio_format = event.format
+                    pre_skip = event.pre_skip or 0
+                elif isinstance(event, AudioEnded):
+                    total_samples = event.total_samples
                 elif isinstance(event, TextReceived):
                     if report.time_to_first_text_s is None:
                         report.time_to_first_text_s = now
@@ -201,6 +221,9 @@ async def run_turn(
     turn = session.turn(turn_id)
     report.text = turn.text
     report.pcm = turn.pcm
+    if turn.codec is Codec.OPUS:
+        report.packets = list(turn.packets)
+        report.pcm = decode_opus_turn(report.packets, pre_skip=pre_skip, total_samples=total_samples or turn.samples)
     report.words = list(turn.words)
     report.elapsed_s = time.perf_counter() - started
     return report

@@ -358,6 +358,19 @@ def test_connect_send_relay_and_cancel_end_to_end(
     assert '"Turns"' in logs and '"MessagesPosted"' in logs
 
 
+def test_send_message_passes_the_audio_choice_into_the_agent_payload(
+    deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
+) -> None:
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-pcm"})
+    deps.connections.release_turn(CONN, "t-pcm")
+    send(gw, lambda_context, {"action": "sendMessage", "prompt": "hi", "turn_id": "t-opus", "audio": "opus"})
+    plain, opus = invocations.requests()
+    assert (plain.agent.audio.value, opus.agent.audio.value) == ("pcm", "opus")
+    assert "audio" not in invocations.calls[0][2]["agent"], "a PCM turn's relay payload is unchanged"
+    assert invocations.calls[1][2]["agent"]["audio"] == "opus"
+    assert errors(gw) == []
+
+
 def test_send_message_passes_timings_into_the_agent_payload_only_when_asked(
     deps: GatewayDeps, gw: ModuleType, lambda_context: Any, connected: str, invocations: Invocations
 ) -> None:
