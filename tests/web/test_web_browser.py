@@ -15,12 +15,15 @@ import base64
 import itertools
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
+from relay_cli.opus_decode import decode_opus_turn
 from relay_core import limits
 from relay_core.agent.events import AgentStart, AudioChunk, TextDelta, parse_event
 from relay_core.audio import b64decode
@@ -104,9 +107,9 @@ class ClientPage:
     console: list[str]
 
 
-@pytest.fixture
-def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
-    """The page, loaded from the stack's web origin, signed in with the dev token and connected."""
+@contextmanager
+def _open_page(stack: RelayStack, browser: Browser, query: str) -> Iterator[ClientPage]:
+    """The page, loaded from the stack's web origin with ``query``, signed in with the dev token and connected."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     page = context.new_page()
     wire = Wire()
@@ -116,9 +119,7 @@ def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
     page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
     page.on("response", lambda r: console.append(f"error: HTTP {r.status} {r.url}") if r.status >= 400 else None)
     try:
-        # PCM: these tests compare what the page played with the PCM on the wire, sample for sample (the page's
-        # default, Opus where WebCodecs decodes it, is tested on recorded packets in test_opus_browser.py)
-        page.goto(stack.web_url.rstrip("/") + "/?audio=pcm")
+        page.goto(stack.web_url.rstrip("/") + "/" + query)
         page.wait_for_function("() => window.relayApp !== undefined")
         page.evaluate("() => window.relayApp.ready")
         page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
@@ -126,6 +127,20 @@ def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
     finally:
         context.close()
     assert not [line for line in console if line.startswith(("pageerror", "error"))], console
+
+
+@pytest.fixture
+def client_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
+    """The page asking for PCM: these tests compare what it played with the PCM on the wire, sample for sample."""
+    with _open_page(stack, browser, "?audio=pcm") as client:
+        yield client
+
+
+@pytest.fixture
+def opus_page(stack: RelayStack, browser: Browser) -> Iterator[ClientPage]:
+    """The page as users get it: Opus, decoded by WebCodecs."""
+    with _open_page(stack, browser, "") as client:
+        yield client
 
 
 def open_options(page: Page) -> None:
@@ -237,6 +252,37 @@ def test_turn_schedules_exactly_the_samples_the_gateway_sent(client_page: Client
     assert [m["action"] for m in sent] == ["sendMessage"]
     assert sent[0]["turn_id"] == turn.turn_id
     screenshot(page, "web-client-turn.png")
+
+
+OPUS_MIN_SNR_DB = 30.0
+"""Chromium's Opus decode (WebCodecs, 48 kHz decimated by the library) against libopus's at 24 kHz: near-identical."""
+
+
+def test_the_page_plays_opus_decoded_by_webcodecs_on_the_pcm_timeline(opus_page: ClientPage) -> None:
+    page, wire = opus_page.page, opus_page.wire
+    page.wait_for_selector('#audio-format[data-format="opus"]', timeout=30_000)
+    send(page, SHORT_PROMPT)
+    assert wait_for_end(page) == "completed"
+    assert page.inner_text("#audio-format") == "Opus"
+    assert [m.get("audio") for m in wire.sent_actions()] == ["opus"]
+
+    turn = the_turn(decode_wire(wire.received))
+    messages = [json.loads(m) for m in wire.received]
+    (start,) = [m for m in messages if m.get("type") == "audio_stream_start"]
+    (end,) = [m for m in messages if m.get("type") == "audio_stream_end"]
+    assert start["format"] == "opus"
+    total = int(end["total_samples"])
+    assert total > 24_000, "expected at least a second of speech"
+    expected = decode_opus_turn(list(turn.packets), pre_skip=int(start["pre_skip"]), total_samples=total)
+    got = scheduled_pcm(page)
+    assert len(got) == len(expected) == total * 2, "exactly the PCM timeline"
+    want = np.frombuffer(expected, dtype="<i2").astype(np.float64)
+    have = np.frombuffer(got, dtype="<i2").astype(np.float64)
+    snr = 10 * np.log10(float((want**2).sum()) / max(float(((want - have) ** 2).sum()), 1e-9))
+    assert snr >= OPUS_MIN_SNR_DB, snr
+    assert_gapless(schedule(page))
+    assert page.inner_text("#reply") == turn.text
+    screenshot(page, "web-client-opus-turn.png")
 
 
 def test_stop_sends_cancel_and_silences_playback(client_page: ClientPage) -> None:
