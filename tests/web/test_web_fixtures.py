@@ -10,6 +10,7 @@ JSON no longer equals what relay_core produces today. Regenerate with::
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -31,6 +32,7 @@ from relay_core.agent.events import (
     TextDelta,
     serialize_event,
 )
+from relay_core.agent.turn import AgentTurn
 from relay_core.audio import b64decode, b64encode
 from relay_core.client.framing import TurnFramer
 from relay_core.client.messages import ClientErrorCode, ConversationStarted, Rejection, Resume, TurnAccepted, serialize
@@ -38,6 +40,7 @@ from relay_core.client.session import STALL_RESUME_S, ClientSession
 from relay_core.close_codes import MESSAGE_TOO_BIG
 from relay_core.sse import SseDecoder, encode_sse
 from relay_core.word_timings import MAX_PLAYED_MS, MAX_WORD_INDEX, WordTiming, WordTimings
+from voice_agent.opus_stream import OpusStream
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSION_CASES = FIXTURES / "client_session_cases.json"
@@ -95,6 +98,19 @@ def agent_turn(
     return events
 
 
+def opus_turn() -> list[AgentEvent]:
+    """An Opus turn's agent events, made by the agent's own path (``AgentTurn`` with the turn's real
+    ``OpusStream``): pieces of uneven sizes, the encoder flushed at the end, so chunks tile ``total_samples``."""
+    turn = AgentTurn(TURN_ID, audio_chunk_bytes=4096, model="speak", clock=lambda: 0.0, encoder=OpusStream())
+    events: list[AgentEvent] = [turn.start(), *turn.text("Opus, please. ")]
+    offset = 0
+    for index, size in enumerate([7000, 333, 12001, 50]):
+        events += turn.audio(tone(size, freq_hz=200 + 30 * index, start=offset), "af_heart")
+        offset += size
+    turn.sentence_sent()
+    return [*events, *turn.finish()]
+
+
 ESTIMATED_WORDS = 8
 """Words at the end of each chunk's timings that are estimates, made final by the next message (as the container's
 streaming decoder does: docs/protocol.md, *Word timings*)."""
@@ -143,9 +159,11 @@ def run_python_session(steps: list[Json]) -> Json:
         else:
             resumes.append(session.resume(TURN_ID))
     turn = session.turn(TURN_ID)
+    opus = {"packets_b64": [b64encode(p) for p in turn.packets], "samples": turn.samples} if turn.packets else {}
     return {
         "text": turn.text,
         "pcm_b64": b64encode(turn.pcm),
+        **opus,
         "outcome": None if turn.outcome is None else turn.outcome.value,
         "error_code": turn.error_code,
         "last_seq": turn.last_seq,
@@ -163,7 +181,8 @@ def case(name: str, steps: list[Json], *, resumes: list[str], agent_events: list
     assert expect["resumes"] == resumes, name
     if agent_events is not None:
         wanted = truth(agent_events)
-        assert (expect["text"], expect["pcm_b64"]) == (wanted["text"], wanted["pcm_b64"]), name
+        held = b64encode(b"".join(map(b64decode, expect.get("packets_b64", [])))) or expect["pcm_b64"]
+        assert (expect["text"], held) == (wanted["text"], wanted["pcm_b64"]), name
     steps = [s if "receive" in s else {"resume": r} for s, r in zip(steps, _fill(steps, resumes), strict=True)]
     del expect["resumes"]
     return {"name": name, "turn_id": TURN_ID, "steps": steps, "expect": expect}
@@ -193,6 +212,8 @@ def session_cases() -> list[Json]:
     waited = [full[0], SpeechWaiting(request_id=TURN_ID, position=3), *full[1:]]
     rate_limited = Rejection(ClientErrorCode.RATE_LIMITED.value, "too many turns: wait a minute", TURN_ID)
     expired = Rejection(ClientErrorCode.RESUME_EXPIRED.value, "the turn's messages expired: send again", TURN_ID)
+    opus_events = opus_turn()
+    opus = framed(opus_events)
     busy = Rejection(ClientErrorCode.TURN_IN_PROGRESS.value, "one turn at a time", TURN_ID)
     return [
         case(
@@ -260,6 +281,12 @@ def session_cases() -> list[Json]:
             rx([accepted, *framed(waited)]),
             resumes=[],
             agent_events=waited,
+        ),
+        case(
+            "an Opus turn (audio: opus): whole packets across many messages, tiling the timeline, through a resume",
+            [*rx([accepted, *opus[: len(opus) // 2]]), RESUME, *rx(opus[len(opus) // 2 - 3 :])],
+            resumes=[serialize(Resume(TURN_ID, len(opus) // 2 - 1))],
+            agent_events=opus_events,
         ),
         case(
             "a rejected sendMessage (error without seq) ends the turn before it starts",
@@ -361,6 +388,18 @@ def test_fixture_audio_spans_many_messages() -> None:
     messages = [json.loads(s["receive"]) for s in session_cases()[0]["steps"]]
     audio = [m for m in messages if m.get("type") == "audio_chunk"]
     assert len(audio) > len({m["chunk"] for m in audio}) >= 4
+
+
+def test_fixture_opus_case_cuts_between_packets_and_tiles_the_timeline() -> None:
+    opus = next(c for c in session_cases() if c["name"].startswith("an Opus turn"))
+    received = [json.loads(s["receive"]) for s in opus["steps"] if "receive" in s]
+    messages = {m["seq"]: m for m in received if "seq" in m}
+    audio = [m for _, m in sorted(messages.items()) if m.get("type") == "audio_chunk"]
+    assert len(audio) > len({m["chunk"] for m in audio})  # the small frame cut agent chunks between packets
+    (end,) = [m for m in messages.values() if m["type"] == "audio_stream_end"]
+    assert [m["sample_offset"] for m in audio] == list(itertools.accumulate([0] + [m["samples"] for m in audio]))[:-1]
+    assert sum(m["samples"] for m in audio) == end["total_samples"] == opus["expect"]["samples"]
+    assert sum(len(m["packet_bytes"]) for m in audio) == len(opus["expect"]["packets_b64"])
 
 
 if __name__ == "__main__":

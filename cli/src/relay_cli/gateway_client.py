@@ -30,6 +30,7 @@ from relay_core.client.session import (
     ClientTurn,
     DuplicateIgnored,
     GapDetected,
+    OpusReceived,
     Rejected,
     TextReceived,
     TurnEnded,
@@ -180,7 +181,7 @@ async def run_turn(
             last_seq = session.turn(turn_id).last_seq
             for event in session.receive(data):
                 now = time.perf_counter() - started
-                if isinstance(event, AudioReceived):
+                if isinstance(event, AudioReceived | OpusReceived):
                     if report.time_to_first_audio_s is None:
                         report.time_to_first_audio_s = now
                     if cancel_after_first_audio and not cancelled:

@@ -5,8 +5,8 @@ A client (``relay chat``, the smoke test, tests; the web client mirrors it in JS
 
 1. sends what :meth:`ClientSession.send_message` / :meth:`cancel` / :meth:`new_conversation` return;
 2. hands every text frame it receives to :meth:`ClientSession.receive` and acts on the events it returns
-   (show :class:`TextReceived`, play :class:`AudioReceived` PCM, caption with :class:`WordsReceived` when the
-   turn asked for timings, stop at :class:`TurnEnded`);
+   (show :class:`TextReceived`, play :class:`AudioReceived` PCM (an Opus turn: decode :class:`OpusReceived`),
+   caption with :class:`WordsReceived` when the turn asked for timings, stop at :class:`TurnEnded`);
 3. after a reconnect (or on :class:`GapDetected`) sends what :meth:`ClientSession.resume_all` returns.
 
 Guarantees: per turn, text and audio events come out exactly once and in ``seq`` order whatever the gateway
@@ -129,25 +129,30 @@ class AudioStarted:
 
 @dataclass(frozen=True, slots=True)
 class AudioReceived:
-    """The next whole samples of the reply's speech (s16le PCM), starting at sample ``sample_offset``.
-
-    In an Opus turn ``pcm`` is empty and ``packets`` holds the chunk's whole packets, which contribute ``samples``
-    samples from ``sample_offset`` on once decoded in order by the turn's one decoder (decoding is the app's job:
-    drop the stream's first ``pre_skip`` samples, stop at ``total_samples``)."""
+    """The next whole samples of the reply's speech (s16le PCM), starting at sample ``sample_offset``."""
 
     turn_id: str
     seq: int
     sample_offset: int
     pcm: bytes
-    packets: tuple[bytes, ...] | None = None
-    samples: int | None = None
 
     @property
     def piece(self) -> AudioPiece:
         """This audio as a piece of the turn's sample timeline (``end_sample`` is where the next one starts)."""
-        if self.packets is not None:
-            return AudioPiece(Codec.OPUS, b"".join(self.packets), self.sample_offset, self.samples or 0)
         return AudioPiece.pcm(self.pcm, self.sample_offset)
+
+
+@dataclass(frozen=True, slots=True)
+class OpusReceived:
+    """The next whole packets of an Opus turn's speech: decoded in order by the turn's one decoder, they give the
+    turn's samples ``[sample_offset, sample_offset + samples)`` (decoding is the app's job: drop the stream's first
+    ``pre_skip`` samples, stop at ``total_samples``; ``relay_cli.opus_decode`` does it with PyAV)."""
+
+    turn_id: str
+    seq: int
+    sample_offset: int
+    samples: int
+    packets: tuple[bytes, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +241,7 @@ ClientEvent = (
     | TextReceived
     | AudioStarted
     | AudioReceived
+    | OpusReceived
     | WordsReceived
     | AudioEnded
     | TurnEnded
@@ -506,7 +512,7 @@ class ClientSession:
         assert isinstance(event, AgentFailed)
         return self._end(turn, TurnOutcome.FAILED, event.code, event.message)
 
-    def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived:
+    def _apply_audio(self, turn: ClientTurn, seq: int, event: AudioChunk) -> AudioReceived | OpusReceived:
         if event.codec is not turn.codec:
             raise InvalidFieldError(
                 f"audio_chunk {seq} is {event.codec.value} in a {turn.codec.value} stream: an Opus chunk lists its "
@@ -525,7 +531,7 @@ class ClientSession:
         if packets is not None:
             if turn._pcm is not None:
                 turn.packets.extend(packets)
-            return AudioReceived(turn.turn_id, seq, piece.start_sample, b"", packets, piece.samples)
+            return OpusReceived(turn.turn_id, seq, piece.start_sample, piece.samples, packets)
         if turn._pcm is not None:
             turn._pcm += piece.data
         return AudioReceived(turn.turn_id, seq, piece.start_sample, piece.data)
@@ -557,6 +563,7 @@ __all__ = [
     "DuplicateIgnored",
     "GapDetected",
     "NewConversationStarted",
+    "OpusReceived",
     "Rejected",
     "SpeechWaitingReceived",
     "TextReceived",
