@@ -45,6 +45,12 @@ for (const c of cases) {
     assert.deepEqual(got.events.map((x) => x.type), e.event_types);
     assert.equal(got.text, e.text);
     assert.equal(got.pcm_b64, e.pcm_b64, "reassembled PCM differs from relay_core's");
+    if ("packets_b64" in e) {
+      // an Opus turn: the same whole packets, in order, once each, and the same PCM-timeline length
+      const packets = got.events.filter((x) => x.type === "opus_received").flatMap((x) => x.packets);
+      assert.deepEqual(packets.map((p) => Buffer.from(p).toString("base64")), e.packets_b64);
+      assert.equal(got.turn.samples, e.samples);
+    }
     assert.equal(got.turn.outcome, e.outcome);
     assert.equal(got.turn.errorCode, e.error_code);
     assert.equal(got.turn.lastSeq, e.last_seq);
