@@ -10,8 +10,10 @@ What may be done to a piece is decided by its codec's :class:`CodecSpec` in :dat
 arithmetic at the call site:
 
 * PCM s16le may be cut on any whole sample (2 bytes) and pieces that follow each other join back into one;
-* an Opus packet is never cut and never merged: one packet is one piece, and a piece too large for a budget
-  raises :class:`~relay_core.errors.UncuttableAudioError` (send it in a message of its own instead).
+* an Opus packet is never cut: a piece of a packet codec is whole packets (one, or an ``audio_chunk``'s, whose
+  sample count the chunk carries) and is never cut or joined; a piece too large for a budget raises
+  :class:`~relay_core.errors.UncuttableAudioError` (the framer groups an Opus chunk's packets itself, keeping each
+  packet whole: :mod:`relay_core.client.framing`).
 
 A client chooses what it receives with :class:`AudioChoice` (``"pcm"``, the default, or ``"opus"``: the
 ``audio`` field of ``sendMessage`` and of the agent payload); the agent encodes the turn's speech as one Opus

@@ -154,6 +154,11 @@ class OpusReceived:
     samples: int
     packets: tuple[bytes, ...]
 
+    @property
+    def piece(self) -> AudioPiece:
+        """These packets as one uncut piece of the turn's timeline (``end_sample`` is where the next one starts)."""
+        return AudioPiece(Codec.OPUS, b"".join(self.packets), self.sample_offset, self.samples)
+
 
 @dataclass(frozen=True, slots=True)
 class WordsReceived:
