@@ -143,3 +143,133 @@ test("player: playedSeconds follows the schedule, not the wall clock, and freeze
   player.begin();
   assert.equal(player.playedSeconds(), 0);
 });
+
+/**
+ * A sink whose wall clock and context clock are one fake clock (seconds), with fake timers, its stall and link
+ * events recorded.
+ * @param {object} [startup]
+ */
+function clockedPlayer(startup) {
+  const clock = { now: 0 };
+  /** @type {{fn: () => void, at: number}[]} */
+  const timers = [];
+  /** @type {FakeContext | null} */
+  let ctx = null;
+  const player = new WebAudioSink({
+    leadS: 0.1,
+    startup,
+    createContext: (rate) => (ctx = new FakeContext(rate)),
+    clock: () => clock.now,
+    timers: {
+      setTimeout: (fn, ms) => {
+        const timer = { fn, at: clock.now + ms / 1000 };
+        timers.push(timer);
+        return timer;
+      },
+      clearTimeout: (timer) => timers.splice(timers.indexOf(timer), 1),
+    },
+  });
+  player.ensureContext();
+  const context = /** @type {FakeContext} */ (/** @type {unknown} */ (ctx));
+  const stalls = [];
+  const links = [];
+  player.on("stall", (e) => stalls.push(e));
+  player.on("link", (e) => links.push(e));
+  /** Move both clocks to `t`, firing due timers. */
+  const advance = (t) => {
+    clock.now = t;
+    context.currentTime = t;
+    for (const timer of [...timers].filter((x) => x.at <= t)) {
+      timers.splice(timers.indexOf(timer), 1);
+      timer.fn();
+    }
+  };
+  return { player, ctx: context, stalls, links, advance, timers };
+}
+
+const CHUNK = 2400; // 0.1 s at 24 kHz
+
+test("sink: on a 0.6x link write() waits for the start-up buffer, then plays 4 s without an underrun", () => {
+  const { player, ctx, stalls, links, advance } = clockedPlayer();
+  player.begin("t1");
+  for (let i = 0; i < 40; i++) {
+    advance(1 + (i * 0.1) / 0.6);
+    player.write(block(CHUNK, i), i * CHUNK);
+  }
+  player.end();
+  assert.equal(links.length, 1);
+  assert.equal(links[0].slow, true);
+  assert.ok(Math.abs(links[0].rate - 0.6) < 1e-9);
+  assert.ok(links[0].startupS > 0 && links[0].startupS <= 3);
+  assert.ok(ctx.started[0].startedAt > 1.1, "the first buffer waited for the start-up buffer");
+  assert.equal(player.underruns, 0);
+  assert.equal(player.stalls, 0);
+  assert.deepEqual(stalls, []);
+  assert.deepEqual(player.scheduleGaps(), []);
+  assert.equal(player.sampleCount, 40 * CHUNK);
+});
+
+test("sink: on a fast link playback starts at the second chunk", () => {
+  const { player, ctx, links, advance } = clockedPlayer();
+  player.begin("t1");
+  advance(2);
+  player.write(block(CHUNK, 0), 0);
+  assert.equal(ctx.started.length, 0);
+  advance(2.01);
+  player.write(block(CHUNK, 1), CHUNK);
+  assert.equal(ctx.started.length, 2);
+  assert.ok(Math.abs(ctx.started[0].startedAt - 2.11) < 1e-9);
+  assert.equal(links[0].slow, false);
+  assert.ok(Math.abs(links[0].startupS - 0.01) < 1e-9);
+});
+
+test("sink: a stall after the start is an event with its duration, and counted as an underrun", () => {
+  const { player, stalls, advance } = clockedPlayer();
+  player.begin("t1");
+  advance(1);
+  player.write(block(CHUNK, 0), 0);
+  player.write(block(CHUNK, 1), CHUNK); // starts: plays 1.1 .. 1.3
+  advance(2);
+  player.write(block(CHUNK, 2), 2 * CHUNK); // ran dry at 1.3, plays again at 2.1
+  assert.equal(player.underruns, 1);
+  assert.equal(player.stalls, 1);
+  assert.equal(stalls.length, 1);
+  assert.ok(Math.abs(stalls[0].durationS - 0.8) < 1e-9, `stall of ${stalls[0].durationS} s`);
+  assert.ok(Math.abs(stalls[0].playedS - 0.2) < 1e-9);
+});
+
+test("sink: the start-up wait is bounded by a timer, and end() or stop() ends it", () => {
+  const bounded = clockedPlayer({ maxWaitS: 2 });
+  bounded.player.begin("t1");
+  bounded.advance(1);
+  bounded.player.write(block(CHUNK, 0), 0);
+  bounded.advance(2.9);
+  assert.equal(bounded.ctx.started.length, 0);
+  bounded.advance(3);
+  assert.equal(bounded.ctx.started.length, 1);
+  assert.equal(bounded.links[0].rate, null);
+
+  const ended = clockedPlayer();
+  ended.player.begin("t1");
+  ended.player.write(block(CHUNK, 0), 0);
+  assert.equal(ended.player.buffering, true);
+  ended.player.end();
+  assert.equal(ended.ctx.started.length, 1);
+  assert.equal(ended.timers.length, 0);
+
+  const stopped = clockedPlayer();
+  stopped.player.begin("t1");
+  stopped.player.write(block(CHUNK, 0), 0);
+  stopped.player.stop();
+  assert.equal(stopped.timers.length, 0);
+  stopped.advance(10);
+  assert.equal(stopped.ctx.started.length, 0);
+  assert.equal(stopped.player.sampleCount, 0);
+});
+
+test("sink: startup false plays every write at once", () => {
+  const { player, ctx } = clockedPlayer(false);
+  player.begin("t1");
+  player.write(block(CHUNK, 0), 0);
+  assert.equal(ctx.started.length, 1);
+});

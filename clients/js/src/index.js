@@ -43,3 +43,4 @@ export {
 export { PcmSink } from "./sink.js";
 export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";
 export { WebAudioSink } from "./web_audio_sink.js";
+export { StartupBuffer, deficitS } from "./startup_buffer.js";

@@ -5,10 +5,19 @@
 // Each batch of samples becomes one AudioBuffer scheduled to start exactly where the previous one ends
 // (sample-accurate on a context running at the stream's own 24 kHz rate). If the network falls behind
 // playback (an underrun), the next buffer starts a short lead after "now" and the underrun is counted:
-// audio is late, never lost or reordered. The player also keeps a record of everything it scheduled
+// audio is late, never lost or reordered, and a `stall` event says for how long the audio stopped.
+//
+// Audio written through the AudioSink interface (write) waits for a start-up buffer chosen from the link
+// (startup_buffer.js: the arrival rate of the turn's first chunks): on a fast link playback starts at the second
+// chunk, as good as at once; on a link slower than real time it waits until enough audio has arrived to play the
+// rest of the turn without stalling (at most maxWaitS). A `link` event reports the measured rate. enqueue()
+// schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps a record of everything it scheduled
 // (samples read back from the AudioBuffers, start times) so a test can compare it with what the server sent.
 
+import { Emitter } from "./emitter.js";
 import { SAMPLE_RATE, fnv1a } from "./pcm.js";
+import { timersImpl } from "./platform.js";
+import { StartupBuffer } from "./startup_buffer.js";
 
 /**
  * The part of an AudioBuffer the sink uses.
@@ -49,16 +58,50 @@ export const DEFAULT_LEAD_S = 0.08;
 
 /** @typedef {import("./sink.js").AudioSink} AudioSink */
 
-/** @implements {AudioSink} */
-export class WebAudioSink {
-  /**
-   * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => AudioContextLike}} [options]
-   *   createContext: default `new AudioContext({sampleRate, latencyHint: "interactive"})` from the global scope
-   */
+/**
+ * The sink's events.
+ * @typedef {object} SinkEvents
+ * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
+ *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+ * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  at the start of
+ *   playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
+ *   time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
+ */
+
+/**
+ * @typedef {object} WebAudioSinkOptions
+ * @property {number} [sampleRate]
+ * @property {number} [leadS]
+ * @property {(rate: number) => AudioContextLike} [createContext]  default `new AudioContext({sampleRate,
+ *   latencyHint: "interactive"})` from the global scope
+ * @property {import("./startup_buffer.js").StartupOptions | false} [startup]  the start-up buffer's settings;
+ *   false: start every turn at its first chunk
+ * @property {() => number} [clock]  wall clock in seconds (default performance.now() / 1000, else Date.now())
+ * @property {import("./platform.js").Timers} [timers]  for the start-up wait's deadline (default the platform's)
+ */
+
+/**
+ * @implements {AudioSink}
+ * @extends {Emitter<SinkEvents>}
+ */
+export class WebAudioSink extends Emitter {
+  /** @param {WebAudioSinkOptions} [options] */
   constructor(options = {}) {
+    super();
     this.sampleRate = options.sampleRate ?? SAMPLE_RATE;
     this.leadS = options.leadS ?? DEFAULT_LEAD_S;
     this._createContext = options.createContext ?? defaultContext;
+    this._startupOptions = options.startup ?? {};
+    this._clock = options.clock ?? defaultClock();
+    this._timers = timersImpl(options.timers);
+    /** @type {StartupBuffer | null} this turn's start-up decision (null: playing, or no start-up buffer) */
+    this._startup = null;
+    /** @type {Int16Array[]} audio written while the start-up buffer fills */
+    this._pending = [];
+    /** @type {unknown} */
+    this._startTimer = null;
+    /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
+    this.stalls = 0;
     /** @type {AudioContextLike | null} */
     this.context = null;
     /** @type {Set<AudioSourceLike>} */
@@ -82,6 +125,7 @@ export class WebAudioSink {
     this.sampleCount = 0;
     this.digest = fnv1a(new Int16Array(0));
     this.underruns = 0;
+    this.stalls = 0;
   }
 
   /** The context, created on first use (call from a tap or click handler so the browser lets it play). */
@@ -112,7 +156,74 @@ export class WebAudioSink {
    * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
    */
   write(samples, _sampleOffset) {
-    this.enqueue(samples);
+    if (this.stopped || samples.length === 0) return;
+    if (this._startup === null) {
+      this._playNow(samples);
+      return;
+    }
+    this._pending.push(samples);
+    const decision = this._startup.arrive(samples.length / this.sampleRate, this._clock());
+    if (decision.start) this._startPlayback();
+    else this._armStartTimer();
+  }
+
+  /** The turn's audio is complete: what waits in the start-up buffer plays now. */
+  end() {
+    if (this._startup !== null && this._pending.length > 0) this._startPlayback();
+  }
+
+  /**
+   * Schedule samples after the start, reporting a stall when the schedule had run dry.
+   * @param {Int16Array} samples
+   */
+  _playNow(samples) {
+    const before = this.underruns;
+    const dryAt = this._nextTime;
+    const start = this.enqueue(samples);
+    if (start !== null && this.underruns > before) {
+      this.stalls += 1;
+      this.emit("stall", { durationS: start - dryAt, playedS: this.playedSeconds(dryAt), underruns: this.underruns });
+    }
+  }
+
+  /** Play everything buffered so far, gaplessly from now + lead, and report the link. */
+  _startPlayback() {
+    const startup = this._startup;
+    if (startup === null) return;
+    this._clearStartTimer();
+    const now = this._clock();
+    const rate = startup.rate();
+    this._startup = null;
+    const pending = this._pending;
+    this._pending = [];
+    for (const samples of pending) this.enqueue(samples);
+    this.emit("link", {
+      rate,
+      slow: rate !== null && rate < 1,
+      startupS: startup.firstAt === null ? 0 : now - startup.firstAt,
+      bufferedS: startup.bufferedS,
+    });
+  }
+
+  _armStartTimer() {
+    if (this._startTimer !== null || this._startup === null) return;
+    const deadline = this._startup.deadline();
+    if (deadline === null) return;
+    const waitMs = Math.max(0, (deadline - this._clock()) * 1000);
+    this._startTimer = this._timers.setTimeout(() => {
+      this._startTimer = null;
+      this._startPlayback();
+    }, waitMs);
+  }
+
+  _clearStartTimer() {
+    if (this._startTimer !== null) this._timers.clearTimeout(this._startTimer);
+    this._startTimer = null;
+  }
+
+  /** Whether audio written this turn is waiting in the start-up buffer. */
+  get buffering() {
+    return this._startup !== null && this._pending.length > 0;
   }
 
   /** ms of the stream played by the schedule (playedSeconds), rounded. */
@@ -128,6 +239,7 @@ export class WebAudioSink {
     this._stoppedAt = null;
     this._nextTime = 0;
     this._resetRecord();
+    this._startup = this._startupOptions === false ? null : new StartupBuffer(this._startupOptions);
   }
 
   /**
@@ -184,6 +296,9 @@ export class WebAudioSink {
   stop() {
     if (!this.stopped) this._stoppedAt = this.playedSeconds();
     this.stopped = true;
+    this._clearStartTimer();
+    this._pending = [];
+    this._startup = null;
     for (const source of this._sources) {
       try {
         source.stop();
@@ -257,6 +372,16 @@ export class WebAudioSink {
     }
     return gaps;
   }
+}
+
+/**
+ * Wall seconds from the platform's monotonic clock (performance.now), else from Date.now.
+ * @returns {() => number}
+ */
+function defaultClock() {
+  const perf = /** @type {any} */ (globalThis).performance;
+  if (typeof perf?.now === "function") return () => perf.now() / 1000;
+  return () => Date.now() / 1000;
 }
 
 /**

@@ -9,3 +9,4 @@ export { AUDIO_CHOICES, OPUS_FORMAT, OpusStream, OpusWireError, PCM_FORMAT, WASM
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
 export { ClientSession, ClientTurn, LimitExceededError, MAX_PLAYED_MS, MAX_PROMPT_CHARS, MAX_SEND_BYTES, MAX_WORD_INDEX, STALL_RESUME_MS, TurnOutcome, TurnPhase, applyWords, newTurnId, parseWordIndex, parseWords, playedMsField, utf8Length } from "./session.js";
 export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";
+export { StartupBuffer, deficitS } from "./startup_buffer.js";

@@ -33,20 +33,47 @@ export const DEFAULT_LEAD_S: 0.08;
  * @property {number} at      context time when it was scheduled
  */
 /** @typedef {import("./sink.js").AudioSink} AudioSink */
-/** @implements {AudioSink} */
-export class WebAudioSink implements AudioSink {
-    /**
-     * @param {{sampleRate?: number, leadS?: number, createContext?: (rate: number) => AudioContextLike}} [options]
-     *   createContext: default `new AudioContext({sampleRate, latencyHint: "interactive"})` from the global scope
-     */
-    constructor(options?: {
-        sampleRate?: number;
-        leadS?: number;
-        createContext?: (rate: number) => AudioContextLike;
-    });
+/**
+ * The sink's events.
+ * @typedef {object} SinkEvents
+ * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
+ *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+ * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  at the start of
+ *   playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
+ *   time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
+ */
+/**
+ * @typedef {object} WebAudioSinkOptions
+ * @property {number} [sampleRate]
+ * @property {number} [leadS]
+ * @property {(rate: number) => AudioContextLike} [createContext]  default `new AudioContext({sampleRate,
+ *   latencyHint: "interactive"})` from the global scope
+ * @property {import("./startup_buffer.js").StartupOptions | false} [startup]  the start-up buffer's settings;
+ *   false: start every turn at its first chunk
+ * @property {() => number} [clock]  wall clock in seconds (default performance.now() / 1000, else Date.now())
+ * @property {import("./platform.js").Timers} [timers]  for the start-up wait's deadline (default the platform's)
+ */
+/**
+ * @implements {AudioSink}
+ * @extends {Emitter<SinkEvents>}
+ */
+export class WebAudioSink extends Emitter<SinkEvents> implements AudioSink {
+    /** @param {WebAudioSinkOptions} [options] */
+    constructor(options?: WebAudioSinkOptions);
     sampleRate: number;
     leadS: number;
     _createContext: (rate: number) => AudioContextLike;
+    _startupOptions: false | import("./startup_buffer.js").StartupOptions;
+    _clock: () => number;
+    _timers: import("./platform.js").Timers;
+    /** @type {StartupBuffer | null} this turn's start-up decision (null: playing, or no start-up buffer) */
+    _startup: StartupBuffer | null;
+    /** @type {Int16Array[]} audio written while the start-up buffer fills */
+    _pending: Int16Array[];
+    /** @type {unknown} */
+    _startTimer: unknown;
+    /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
+    stalls: number;
     /** @type {AudioContextLike | null} */
     context: AudioContextLike | null;
     /** @type {Set<AudioSourceLike>} */
@@ -75,6 +102,19 @@ export class WebAudioSink implements AudioSink {
      * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
      */
     write(samples: Int16Array, _sampleOffset: number): void;
+    /** The turn's audio is complete: what waits in the start-up buffer plays now. */
+    end(): void;
+    /**
+     * Schedule samples after the start, reporting a stall when the schedule had run dry.
+     * @param {Int16Array} samples
+     */
+    _playNow(samples: Int16Array): void;
+    /** Play everything buffered so far, gaplessly from now + lead, and report the link. */
+    _startPlayback(): void;
+    _armStartTimer(): void;
+    _clearStartTimer(): void;
+    /** Whether audio written this turn is waiting in the start-up buffer. */
+    get buffering(): boolean;
     /** ms of the stream played by the schedule (playedSeconds), rounded. */
     playedMs(): number;
     /** Start a new stream (a new turn): forget the schedule record and accept audio again. */
@@ -176,3 +216,52 @@ export type ScheduledBuffer = {
     at: number;
 };
 export type AudioSink = import("./sink.js").AudioSink;
+/**
+ * The sink's events.
+ */
+export type SinkEvents = {
+    /**
+     * playback ran dry after it started:
+     * durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+     */
+    stall: {
+        durationS: number;
+        playedS: number;
+        underruns: number;
+    };
+    /**
+     * at the start of
+     * playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
+     * time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
+     */
+    link: {
+        rate: number | null;
+        slow: boolean;
+        startupS: number;
+        bufferedS: number;
+    };
+};
+export type WebAudioSinkOptions = {
+    sampleRate?: number | undefined;
+    leadS?: number | undefined;
+    /**
+     * default `new AudioContext({sampleRate,
+     * latencyHint: "interactive"})` from the global scope
+     */
+    createContext?: ((rate: number) => AudioContextLike) | undefined;
+    /**
+     * the start-up buffer's settings;
+     * false: start every turn at its first chunk
+     */
+    startup?: false | import("./startup_buffer.js").StartupOptions | undefined;
+    /**
+     * wall clock in seconds (default performance.now() / 1000, else Date.now())
+     */
+    clock?: (() => number) | undefined;
+    /**
+     * for the start-up wait's deadline (default the platform's)
+     */
+    timers?: import("./platform.js").Timers | undefined;
+};
+import { Emitter } from "./emitter.js";
+import { StartupBuffer } from "./startup_buffer.js";

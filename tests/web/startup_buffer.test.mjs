@@ -1,0 +1,116 @@
+// The start-up buffer (clients/js/src/startup_buffer.js) on simulated arrival schedules: a link at 0.6x real time
+// (steady and with jitter) plays without a stall once started; a fast link starts at its second chunk; a link too
+// slow for the bound starts at the bound; and starting at once on the slow link does stall (the check is real).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { DEFAULT_MAX_WAIT_S, StartupBuffer, deficitS } from "../../clients/js/src/startup_buffer.js";
+
+const CHUNK_S = 0.1;
+
+/**
+ * Arrivals of `totalS` audio seconds in CHUNK_S chunks over a link of `rate` audio seconds per wall second,
+ * the first at wall time 1; `jitter` (0..1) moves each arrival by a deterministic fraction of its interval.
+ * @param {number} rate
+ * @param {number} totalS
+ * @param {number} [jitter]
+ */
+function schedule(rate, totalS, jitter = 0) {
+  const interval = CHUNK_S / rate;
+  const count = Math.round(totalS / CHUNK_S);
+  const out = [];
+  let last = 0;
+  for (let i = 0; i < count; i++) {
+    const wobble = jitter * interval * Math.sin(i * 2.3999);
+    const t = Math.max(last, 1 + i * interval + wobble);
+    out.push({ t, s: CHUNK_S });
+    last = t;
+  }
+  return out;
+}
+
+/**
+ * Play `arrivals` through a start-up decision (or from the first arrival when `buffer` is null) and count the
+ * times playback ran dry after it started.
+ * @param {{t: number, s: number}[]} arrivals
+ * @param {StartupBuffer | null} buffer
+ */
+function simulate(arrivals, buffer) {
+  let startAt = buffer === null ? arrivals[0].t : null;
+  let end = 0; // wall time at which the audio scheduled so far runs out
+  let stalls = 0;
+  let queued = 0;
+  for (const { t, s } of arrivals) {
+    if (startAt === null && buffer !== null) {
+      const deadline = buffer.deadline();
+      if (deadline !== null && deadline < t) startAt = deadline;
+    }
+    if (startAt === null && buffer !== null) {
+      if (buffer.arrive(s, t).start) startAt = t;
+      queued += s;
+      if (startAt !== null) end = startAt + queued;
+      continue;
+    }
+    if (end === 0) end = /** @type {number} */ (startAt) + queued;
+    if (t > end) {
+      stalls += 1;
+      end = t;
+    }
+    end += s;
+  }
+  if (startAt === null) startAt = arrivals.at(-1)?.t ?? 0; // the stream's end starts playback
+  return { startupS: startAt - arrivals[0].t, stalls };
+}
+
+test("startup: a link at 0.6x real time plays without a stall once started", () => {
+  const result = simulate(schedule(0.6, 4), new StartupBuffer());
+  assert.equal(result.stalls, 0);
+  assert.ok(result.startupS > 0 && result.startupS <= DEFAULT_MAX_WAIT_S, `waited ${result.startupS} s`);
+});
+
+test("startup: a jittery link averaging 0.6x real time plays without a stall once started", () => {
+  const result = simulate(schedule(0.6, 4, 0.4), new StartupBuffer());
+  assert.equal(result.stalls, 0);
+});
+
+test("startup: starting at once on the 0.6x link stalls (what the buffer prevents)", () => {
+  assert.ok(simulate(schedule(0.6, 4), null).stalls > 0);
+});
+
+test("startup: a fast link starts at its second chunk", () => {
+  const arrivals = schedule(5, 4);
+  const result = simulate(arrivals, new StartupBuffer());
+  assert.equal(result.startupS, arrivals[1].t - arrivals[0].t);
+  assert.equal(result.stalls, 0);
+});
+
+test("startup: chunks that arrive together start at once (rate beyond measure)", () => {
+  const buffer = new StartupBuffer();
+  assert.equal(buffer.arrive(0.2, 3).start, false);
+  const decision = buffer.arrive(0.2, 3);
+  assert.equal(decision.start, true);
+  assert.equal(decision.rate, Infinity);
+});
+
+test("startup: a link too slow for the bound starts at the bound", () => {
+  const buffer = new StartupBuffer({ maxWaitS: 2 });
+  const result = simulate(schedule(0.2, 4), buffer);
+  assert.ok(Math.abs(result.startupS - 2) < 1e-9, `waited ${result.startupS} s`);
+  assert.equal(buffer.decide(1 + 1.99).start, false);
+  assert.equal(buffer.decide(1 + 2).start, true);
+});
+
+test("startup: the whole expected turn buffered starts playback whatever the rate", () => {
+  const buffer = new StartupBuffer({ expectedS: 1 });
+  assert.equal(buffer.arrive(1.5, 0).start, true);
+});
+
+test("startup: deficitS is the audio a slow link falls behind over the rest of the stream", () => {
+  assert.equal(deficitS(null, 3), Infinity);
+  assert.equal(deficitS(1, 3), 0);
+  assert.equal(deficitS(2, 3), 0);
+  assert.equal(deficitS(0.5, 0), 0);
+  assert.equal(deficitS(0, 3), Infinity);
+  assert.ok(Math.abs(deficitS(0.6, 3) - 2) < 1e-12);
+  assert.ok(Math.abs(deficitS(0.5, 3) - 3) < 1e-12);
+});
