@@ -148,6 +148,8 @@ class TurnView {
     this.status = "sending";
     /** The turn's speech waits in line for the busy speech service (shown as "voice starting…" until audio). */
     this.voiceWaiting = false;
+    /** The link delivers this turn's audio slower than real time, or its playback stalled: "poor connection". */
+    this.poorLink = false;
     this.words = new WordStream();
     /** @type {Captions | null} */
     this.captions = timings ? new Captions() : null;
@@ -179,6 +181,12 @@ class TurnView {
 }
 
 const player = new WebAudioSink();
+// The sink waits for a start-up buffer on a slow link (rather than chopping words) and reports it: the turn then
+// says "poor connection" while it streams, and keeps data-link="poor".
+player.on("link", ({ slow }) => {
+  if (slow) notePoorLink();
+});
+player.on("stall", () => notePoorLink());
 const speech = new SpeechPicker({ voice: ui.voice, custom: ui.voiceCustom, customField: ui.voiceCustomField, lang: ui.lang });
 const wakeLock = new ScreenWakeLock();
 /** @type {TurnView | null} */
@@ -230,8 +238,17 @@ function renderMetrics(view) {
   view.ttfa.textContent = fmtMs(view.firstAudibleMs);
   view.audioSeconds.textContent = `${(view.samples / player.sampleRate).toFixed(2)} s`;
   const waiting = view.voiceWaiting && view.status === "streaming";
-  view.statusEl.textContent = waiting ? "voice starting…" : view.status;
-  view.statusEl.dataset.status = waiting ? "voice-waiting" : view.status;
+  const poor = view.poorLink && view.status === "streaming";
+  view.statusEl.textContent = waiting ? "voice starting…" : poor ? "poor connection" : view.status;
+  view.statusEl.dataset.status = waiting ? "voice-waiting" : poor ? "poor-connection" : view.status;
+}
+
+/** The current turn's audio comes slower than real time, or stalled (the sink's link and stall events). */
+function notePoorLink() {
+  if (turn === null) return;
+  turn.poorLink = true;
+  turn.element.dataset.link = "poor";
+  renderMetrics(turn);
 }
 
 /**

@@ -13,8 +13,12 @@
 export const DEFAULT_EXPECTED_S = 4;
 /** Extra audio buffered beyond the computed deficit, for arrival jitter. */
 export const DEFAULT_MARGIN_S = 0.25;
-/** The longest start-up wait, measured from the turn's first arrival (wall seconds). */
-export const DEFAULT_MAX_WAIT_S = 3;
+/**
+ * The longest start-up wait, measured from the turn's first arrival (wall seconds). A WebSocket message arrives
+ * whole, and with Opus one message can hold a sentence (~1.7 s of speech): on a link at 0.6x real time it takes
+ * ~3 s to arrive, so a shorter bound would start just before the second sentence lands, and stall.
+ */
+export const DEFAULT_MAX_WAIT_S = 5;
 
 /**
  * @typedef {object} StartupOptions

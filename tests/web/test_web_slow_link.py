@@ -1,0 +1,216 @@
+"""The web client over a link slower than real time (Debian's Chromium, Playwright, the whole local relay, Opus).
+
+Between the page and the stack's gateway sits a throttling WebSocket proxy on 127.0.0.1 (asyncio, ``websockets``):
+what the page sends passes at once; what the gateway sends is queued as it comes and handed on in order, each
+``audio_chunk`` only after its audio's duration divided by ``LINK_RATE`` has passed since the previous delivery
+(a link that carries 0.6 s of speech per second, whatever the encoding). So that the link, not the speed of
+synthesis on this shared machine, sets the pace, a reply's audio is held from its first chunk until the gateway
+has sent the audio's end (a server faster than its link), then delivered at that rate. The page learns the
+proxy's address from its ``/config.json``, rewritten by Playwright. With Opus, the library's WebAudioSink must
+choose a start-up buffer from the arrivals so that, once started, the reply plays through without a stall, and the
+page must say "poor connection" (the turn's ``data-link="poor"``) rather than chop words.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from tests.web.test_web_browser import CHROMIUM, SHORT_PROMPT, TURN_TIMEOUT_MS, send, wait_for_end
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from relay_core import limits
+from relay_core.agent.events import AudioChunk, AudioStreamEnd
+from relay_core.audio import b64decode
+from relay_core.client.turn_messages import TurnMessage, parse_server_message
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Route
+
+    from relay_local.relay_stack import RelayStack
+
+LINK_RATE = 0.6
+"""Audio seconds the throttled link delivers per wall second."""
+
+pytestmark = [
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed: run `make browser`"),
+    pytest.mark.timeout(900),
+]
+
+
+def audio_seconds(frame: str | bytes) -> float:
+    """Seconds of speech a gateway frame carries (0 for anything but an audio_chunk)."""
+    message = parse_server_message(frame)
+    if not isinstance(message, TurnMessage) or not isinstance(message.event, AudioChunk):
+        return 0.0
+    chunk = message.event
+    samples = chunk.samples if chunk.samples is not None else len(b64decode(chunk.data)) // 2
+    return samples / limits.SAMPLE_RATE
+
+
+def ends_audio(frame: str | bytes) -> bool:
+    """Whether a gateway frame ends a reply's audio (audio_stream_end, or the turn's terminal message)."""
+    message = parse_server_message(frame)
+    return isinstance(message, TurnMessage) and (isinstance(message.event, AudioStreamEnd) or message.terminal)
+
+
+class ThrottledLink:
+    """A WebSocket proxy from ``ws://127.0.0.1:<port>/...`` to ``upstream`` + the same path, on its own thread and
+    loop, delivering the gateway's audio at ``rate`` times real time. ``errors`` holds what went wrong in it."""
+
+    def __init__(self, upstream: str, rate: float) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.rate = rate
+        self.errors: list[str] = []
+        self.delivered_audio_s = 0.0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: Server | None = None
+        self.port = 0
+
+    def __enter__(self) -> ThrottledLink:
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(self._serve(), self._loop).result(timeout=30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        server = self._server
+        if server is not None:
+            server.close()
+            asyncio.run_coroutine_threadsafe(server.wait_closed(), self._loop).result(timeout=30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+
+    async def _serve(self) -> Server:
+        server = await serve(self._handle, "127.0.0.1", 0, max_size=None)
+        self.port = next(iter(server.sockets)).getsockname()[1]
+        return server
+
+    async def _handle(self, page: ServerConnection) -> None:
+        path = page.request.path if page.request is not None else "/"
+        try:
+            async with connect(self.upstream + path, max_size=None) as gateway:
+                queue: asyncio.Queue[str | bytes | None] = asyncio.Queue()
+                tasks = [
+                    asyncio.create_task(self._read(gateway, queue)),
+                    asyncio.create_task(self._deliver(queue, page)),
+                    asyncio.create_task(self._forward(page, gateway)),
+                ]
+                await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for task in tasks:
+                    task.cancel()
+        except (OSError, ConnectionClosed) as exc:
+            self.errors.append(f"proxy connection: {exc!r}")
+
+    async def _read(self, gateway: Any, queue: asyncio.Queue[str | bytes | None]) -> None:
+        """Queue the gateway's frames as they come (the link's buffer: the gateway is never held up)."""
+        try:
+            async for frame in gateway:
+                queue.put_nowait(frame)
+        except ConnectionClosed:
+            pass
+        queue.put_nowait(None)
+
+    async def _deliver(self, queue: asyncio.Queue[str | bytes | None], page: ServerConnection) -> None:
+        """Hand the frames on in order, each audio chunk after its transfer time at the link's rate."""
+        loop = asyncio.get_running_loop()
+        free_at = loop.time()
+        while (frame := await queue.get()) is not None:
+            batch = [frame]
+            if audio_seconds(frame) > 0:  # hold the reply's audio until the gateway has sent all of it
+                while not ends_audio(batch[-1]) and (more := await queue.get()) is not None:
+                    batch.append(more)
+            for held in batch:
+                seconds = audio_seconds(held)
+                if seconds > 0:
+                    free_at = max(free_at, loop.time()) + seconds / self.rate
+                    await asyncio.sleep(free_at - loop.time())
+                    self.delivered_audio_s += seconds
+                await page.send(held)
+
+    async def _forward(self, page: ServerConnection, gateway: Any) -> None:
+        """What the page sends goes to the gateway at once."""
+        async for frame in page:
+            await gateway.send(frame)
+
+
+@pytest.fixture(scope="module")
+def stack(relay_stack: RelayStack) -> RelayStack:
+    """The session's whole relay on loopback (conftest ``relay_stack``)."""
+    return relay_stack
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless, allowed to play audio without a gesture."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from tests.web.test_web_browser import CHROMIUM_ARGS  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+RECORD_SINK_JS = """() => {
+  window.sinkEvents = { link: [], stall: [] };
+  window.relayPlayer.on("link", (e) => window.sinkEvents.link.push(e));
+  window.relayPlayer.on("stall", (e) => window.sinkEvents.stall.push(e));
+}"""
+
+
+def test_opus_over_a_link_at_0_6x_plays_without_a_stall_and_says_poor_connection(
+    stack: RelayStack, browser: Browser
+) -> None:
+    with ThrottledLink(stack.gateway_url.rsplit("/", 1)[0], LINK_RATE) as link:
+        proxied = stack.gateway_url.replace(stack.gateway_url.rsplit("/", 1)[0], f"ws://127.0.0.1:{link.port}")
+
+        def through_proxy(route: Route) -> None:
+            config = route.fetch().json()
+            route.fulfill(json={**config, "gateway_url": proxied})
+
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        page = context.new_page()
+        console: list[str] = []
+        page.on("console", lambda msg: console.append(f"{msg.type}: {msg.text}"))
+        page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
+        page.route("**/config.json", through_proxy)
+        try:
+            page.goto(stack.web_url.rstrip("/") + "/")
+            page.wait_for_function("() => window.relayApp !== undefined")
+            page.evaluate("() => window.relayApp.ready")
+            page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
+            page.wait_for_selector('#audio-format[data-format="opus"]', timeout=30_000)
+            page.evaluate(RECORD_SINK_JS)
+            send(page, SHORT_PROMPT)
+            assert wait_for_end(page) == "completed"
+            page.wait_for_function("() => !window.relayPlayer.playing", timeout=TURN_TIMEOUT_MS)
+            result = page.evaluate(
+                """() => ({
+                  events: window.sinkEvents,
+                  stalls: window.relayPlayer.stalls,
+                  underruns: window.relayPlayer.underruns,
+                  seconds: window.relayPlayer.sampleCount / window.relayPlayer.sampleRate,
+                  link: document.querySelector('#turn-status').closest('[data-link]')?.dataset.link ?? null,
+                })"""
+            )
+        finally:
+            context.close()
+    assert not link.errors, link.errors
+    assert not [line for line in console if line.startswith("pageerror")], console
+    print(json.dumps(result["events"]), result["seconds"])  # the measured rate and start-up wait, for the report
+    assert link.delivered_audio_s > 1.0, "the reply's speech went through the throttled link"
+    (started,) = result["events"]["link"]
+    assert started["slow"] is True and started["rate"] < 1, started
+    assert result["events"]["stall"] == []
+    assert result["stalls"] == 0
+    assert result["underruns"] == 0
+    assert result["link"] == "poor", "the turn says poor connection"
