@@ -23,20 +23,29 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------------------------------------
 
 PROCESS_ENV_PATHS = (
+    "tests/cli/test_chat_new_conversation.py",
+    "tests/cli/test_chat_opus.py",
     "tests/cli/test_ops_cli.py",
     "tests/functions/",
     "tests/local/test_apigw_websocket.py",
     "tests/local/test_captions_gateway.py",
     "tests/local/test_moto_dynamodb.py",
     "tests/local/test_relay_crowd.py",
+    "tests/local/test_relay_opus.py",
     "tests/local/test_relay_stack.py",
     "tests/local/test_sagemaker_frontend_stack.py",
+    "tests/web/test_client_node.py",
     "tests/web/test_web_browser.py",
+    "tests/web/test_web_mobile.py",
+    "tests/web/test_web_slow_link.py",
 )
 """Tests that set or need process-wide AWS state (moto backends, AWS_ENDPOINT_URL_* variables, the one
 ``RelayStack`` a process may hold: the smoke-test module's own, then the session ``relay_stack``): they all run on
-ONE worker, in collection order, exactly as in a serial run (the ops tests first, then the session relay stack).
-A test that uses ``relay_stack`` or moto in-process belongs here; commands run as subprocesses do not."""
+ONE worker, the tests that use ``relay_stack`` after all the others (:func:`stack_users_last`: a test that starts
+moto in-process resets the backends a running stack holds). A test that uses ``relay_stack`` or moto in-process
+belongs here (tests/test_conftest_groups.py checks it); commands run as subprocesses do not."""
+
+STACK_FIXTURE = "relay_stack"
 
 SHARED_SETUP_PATHS = {"tests/infra/": "cdk-synth"}
 """Directories whose session fixture is too costly to build on both workers (the CDK synth): one worker runs them."""
@@ -96,6 +105,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 HEAVY_MARKERS = ("slow", "model", "browser", "processes")
 """A test with one of these markers loads a model, starts Chromium or other processes: seconds, not milliseconds."""
+
+
+def stack_users_last(items: list[pytest.Item]) -> None:
+    """Move the tests that use the session ``relay_stack`` after every other test, each side in its own order: a
+    test that starts moto in-process (``mock_aws``) resets the backends that a running stack's tables and buckets
+    live in, and the stack, once started, lives to the end of the session."""
+    items.sort(key=lambda item: STACK_FIXTURE in getattr(item, "fixturenames", ()))
 
 
 def heaviest_groups_first(items: list[pytest.Item]) -> None:
@@ -159,6 +175,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if path.startswith(PROCESS_PATHS):
             item.add_marker(pytest.mark.processes)
     if not os.environ.get(QUICK_ENV):
+        stack_users_last(items)
         if hasattr(config, "workerinput"):  # an xdist worker: the controller schedules groups in this order
             heaviest_groups_first(items)
         return
