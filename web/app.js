@@ -184,6 +184,7 @@ const player = new WebAudioSink();
 // The sink waits for a start-up buffer on a slow link (rather than chopping words) and reports it: the turn then
 // says "poor connection" while it streams, and keeps data-link="poor".
 player.on("link", ({ slow }) => {
+  if (turn !== null) notePlaybackStart(turn);
   if (slow) notePoorLink();
 });
 player.on("stall", () => notePoorLink());
@@ -241,6 +242,20 @@ function renderMetrics(view) {
   const poor = view.poorLink && view.status === "streaming";
   view.statusEl.textContent = waiting ? "voice starting…" : poor ? "poor connection" : view.status;
   view.statusEl.dataset.status = waiting ? "voice-waiting" : poor ? "poor-connection" : view.status;
+}
+
+/**
+ * Time to first audible audio when the sink starts playing what its start-up buffer held (the audio events before
+ * it had nothing scheduled to time).
+ * @param {TurnView} view
+ */
+function notePlaybackStart(view) {
+  const first = player.scheduled[0];
+  if (view.firstAudibleMs !== null || first === undefined || player.context === null) return;
+  const index = firstAudibleIndex(player.scheduledSamples());
+  if (index < 0) return;
+  const playsIn = first.start + index / player.sampleRate - player.context.currentTime;
+  view.firstAudibleMs = performance.now() + Math.max(0, playsIn) * 1000 - view.sentAt;
 }
 
 /** The current turn's audio comes slower than real time, or stalled (the sink's link and stall events). */
