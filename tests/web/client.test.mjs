@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { PcmSink, base64ToBytes, connect } from "../../clients/js/src/index.js";
+import { PcmSink, WebAudioSink, base64ToBytes, connect } from "../../clients/js/src/index.js";
 import { FakeSocket, ManualTimers, flush } from "./fakes.mjs";
 
 const cases = JSON.parse(readFileSync(new URL("./fixtures/client_session_cases.json", import.meta.url), "utf8"));
@@ -111,4 +111,36 @@ test("client: newConversation() resolves on conversation_started, is sent again 
   socket.deliver(JSON.stringify({ type: "error", code: "internal_error", message: "try again" }));
   await assert.rejects(refused, (error) => error.code === "internal_error" && /try again/.test(error.message));
   assert.equal(relay.session.conversationPending, false);
+});
+
+test("client: the sink's stall and link events come out as the turn's, until the turn ends", async () => {
+  const fixture = byName("complete turn, audio cut on sample boundaries");
+  const { relay } = await client();
+  const ctx = {
+    currentTime: 0,
+    state: "running",
+    destination: {},
+    createBuffer: (_channels, frames) => ({ data: new Float32Array(frames), getChannelData() { return this.data; } }),
+    createBufferSource: () => ({ buffer: null, onended: null, connect() {}, disconnect() {}, start() {}, stop() {} }),
+  };
+  const clock = { now: 0 };
+  const timers = { setTimeout: () => null, clearTimeout: () => undefined };
+  const sink = new WebAudioSink({ createContext: () => ctx, clock: () => clock.now, timers });
+  const turn = relay.send("hi", { turnId: TURN_ID, sink });
+  const seen = { stall: [], link: [] };
+  turn.on("stall", (e) => seen.stall.push(e));
+  turn.on("link", (e) => seen.link.push(e));
+  for (const step of fixture.steps) {
+    ctx.currentTime += 10; // every message comes long after the audio before it has played: a stall each
+    clock.now += 10;
+    FakeSocket.all[0].deliver(step.receive);
+  }
+  await turn.done;
+  assert.equal(seen.link.length, 1);
+  assert.equal(seen.link[0].slow, true);
+  assert.ok(seen.stall.length > 0);
+  assert.equal(seen.stall.length, sink.stalls);
+  assert.equal(sink.underruns, sink.stalls);
+  sink.emit("stall", { durationS: 1, playedS: 0, underruns: 0 }); // after the end: no longer the turn's
+  assert.equal(seen.stall.length, sink.stalls);
 });

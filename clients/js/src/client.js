@@ -72,6 +72,8 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
  * @property {{position: number, seq: number}} speechWaiting  the speech service is busy: the turn's speech waits in line (show "voice starting…" until audio)
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
+ * @property {import("./sink.js").PlaybackEvents["stall"]} stall  the sink's playback ran dry after it started
+ * @property {import("./sink.js").PlaybackEvents["link"]} link  the sink started playing after its start-up buffer
  */
 
 /** @extends {Emitter<TurnEvents>} */
@@ -103,6 +105,8 @@ export class Turn extends Emitter {
     /** @type {Promise<TurnResult>} */
     this.done = new Promise((r) => (resolve = r));
     this._resolve = resolve;
+    /** The sink's playback events, handed on as this turn's until it ends. */
+    this._unlisten = sink?.on === undefined ? [] : [sink.on("stall", (e) => this.emit("stall", e)), sink.on("link", (e) => this.emit("link", e))];
   }
 
   /** Whether the turn has ended (its `end` was emitted). */
@@ -216,6 +220,7 @@ export class Turn extends Emitter {
           }
           this.sink?.stop();
         }
+        for (const unlisten of this._unlisten.splice(0)) unlisten();
         this.emit("end", result);
         this._resolve(result);
         break;

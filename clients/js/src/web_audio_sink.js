@@ -58,15 +58,7 @@ export const DEFAULT_LEAD_S = 0.08;
 
 /** @typedef {import("./sink.js").AudioSink} AudioSink */
 
-/**
- * The sink's events.
- * @typedef {object} SinkEvents
- * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
- *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
- * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  at the start of
- *   playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
- *   time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
- */
+/** @typedef {import("./sink.js").PlaybackEvents} SinkEvents */
 
 /**
  * @typedef {object} WebAudioSinkOptions

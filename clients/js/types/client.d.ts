@@ -61,6 +61,8 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {{position: number, seq: number}} speechWaiting  the speech service is busy: the turn's speech waits in line (show "voice starting…" until audio)
  * @property {{code: string, message: string, outcome: string}} error
  * @property {TurnResult} end
+ * @property {import("./sink.js").PlaybackEvents["stall"]} stall  the sink's playback ran dry after it started
+ * @property {import("./sink.js").PlaybackEvents["link"]} link  the sink started playing after its start-up buffer
  */
 /** @extends {Emitter<TurnEvents>} */
 export class Turn extends Emitter<TurnEvents> {
@@ -88,6 +90,8 @@ export class Turn extends Emitter<TurnEvents> {
     /** @type {Promise<TurnResult>} */
     done: Promise<TurnResult>;
     _resolve: (result: TurnResult) => void;
+    /** The sink's playback events, handed on as this turn's until it ends. */
+    _unlisten: (() => void)[];
     /** Whether the turn has ended (its `end` was emitted). */
     get finished(): boolean;
     /**
@@ -371,6 +375,14 @@ export type TurnEvents = {
         outcome: string;
     };
     end: TurnResult;
+    /**
+     * the sink's playback ran dry after it started
+     */
+    stall: import("./sink.js").PlaybackEvents["stall"];
+    /**
+     * the sink started playing after its start-up buffer
+     */
+    link: import("./sink.js").PlaybackEvents["link"];
 };
 export type ClientEvents = {
     state: {

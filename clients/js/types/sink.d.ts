@@ -5,6 +5,17 @@
  * @property {() => void} [end]  the turn's audio is complete
  * @property {() => void} stop  stop playback now and drop the rest of this turn's audio
  * @property {() => number | null} playedMs  ms of the turn's audio actually played (null: unknown)
+ * @property {<K extends keyof PlaybackEvents>(type: K, listener: (payload: PlaybackEvents[K]) => void) => () => void} [on]
+ *   a sink that reports playback (WebAudioSink): the client hands its events on as the turn's
+ */
+/**
+ * What a sink that plays the audio may report.
+ * @typedef {object} PlaybackEvents
+ * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
+ *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+ * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  playback started after
+ *   the start-up buffer: the measured audio seconds per wall second (null: one chunk, no rate), whether that is
+ *   below real time, the start-up wait (wall seconds since the first chunk) and the audio buffered then
  */
 /**
  * The "give me PCM" sink: hands every piece of audio to a callback, for players that take buffers (a React
@@ -64,4 +75,33 @@ export type AudioSink = {
      * ms of the turn's audio actually played (null: unknown)
      */
     playedMs: () => number | null;
+    /**
+     * a sink that reports playback (WebAudioSink): the client hands its events on as the turn's
+     */
+    on?: (<K extends keyof PlaybackEvents>(type: K, listener: (payload: PlaybackEvents[K]) => void) => () => void) | undefined;
+};
+/**
+ * What a sink that plays the audio may report.
+ */
+export type PlaybackEvents = {
+    /**
+     * playback ran dry after it started:
+     * durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+     */
+    stall: {
+        durationS: number;
+        playedS: number;
+        underruns: number;
+    };
+    /**
+     * playback started after
+     * the start-up buffer: the measured audio seconds per wall second (null: one chunk, no rate), whether that is
+     * below real time, the start-up wait (wall seconds since the first chunk) and the audio buffered then
+     */
+    link: {
+        rate: number | null;
+        slow: boolean;
+        startupS: number;
+        bufferedS: number;
+    };
 };

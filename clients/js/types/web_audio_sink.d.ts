@@ -33,15 +33,7 @@ export const DEFAULT_LEAD_S: 0.08;
  * @property {number} at      context time when it was scheduled
  */
 /** @typedef {import("./sink.js").AudioSink} AudioSink */
-/**
- * The sink's events.
- * @typedef {object} SinkEvents
- * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
- *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
- * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  at the start of
- *   playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
- *   time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
- */
+/** @typedef {import("./sink.js").PlaybackEvents} SinkEvents */
 /**
  * @typedef {object} WebAudioSinkOptions
  * @property {number} [sampleRate]
@@ -57,7 +49,7 @@ export const DEFAULT_LEAD_S: 0.08;
  * @implements {AudioSink}
  * @extends {Emitter<SinkEvents>}
  */
-export class WebAudioSink extends Emitter<SinkEvents> implements AudioSink {
+export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> implements AudioSink {
     /** @param {WebAudioSinkOptions} [options] */
     constructor(options?: WebAudioSinkOptions);
     sampleRate: number;
@@ -216,31 +208,7 @@ export type ScheduledBuffer = {
     at: number;
 };
 export type AudioSink = import("./sink.js").AudioSink;
-/**
- * The sink's events.
- */
-export type SinkEvents = {
-    /**
-     * playback ran dry after it started:
-     * durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
-     */
-    stall: {
-        durationS: number;
-        playedS: number;
-        underruns: number;
-    };
-    /**
-     * at the start of
-     * playback: the measured audio seconds per wall second (null: one chunk, no rate), whether that is below real
-     * time, the start-up wait (wall seconds since the first chunk) and the audio buffered when playback started
-     */
-    link: {
-        rate: number | null;
-        slow: boolean;
-        startupS: number;
-        bufferedS: number;
-    };
-};
+export type SinkEvents = import("./sink.js").PlaybackEvents;
 export type WebAudioSinkOptions = {
     sampleRate?: number | undefined;
     leadS?: number | undefined;
