@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 LINK_RATE = 0.6
 """Audio seconds the throttled link delivers per wall second."""
+FAST_LINK_RATE = 20.0
+"""A link far faster than real time (the same proxy, so the two tests differ in the rate alone)."""
 
 pytestmark = [
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed: run `make browser`"),
@@ -161,16 +163,26 @@ def browser() -> Iterator[Browser]:
 
 
 RECORD_SINK_JS = """() => {
+  const label = () => document.querySelector("#turn-status").textContent;
   window.sinkEvents = { link: [], stall: [] };
-  window.relayPlayer.on("link", (e) => window.sinkEvents.link.push(e));
-  window.relayPlayer.on("stall", (e) => window.sinkEvents.stall.push(e));
+  window.relayPlayer.on("link", (e) => window.sinkEvents.link.push({ ...e, label: label() }));
+  window.relayPlayer.on("stall", (e) => window.sinkEvents.stall.push({ ...e, label: label() }));
 }"""
+"""Records the sink's events, each with what the turn's status said right after the page handled it."""
+
+PLAYED_JS = """() => ({
+  events: window.sinkEvents,
+  stalls: window.relayPlayer.stalls,
+  underruns: window.relayPlayer.underruns,
+  seconds: window.relayPlayer.sampleCount / window.relayPlayer.sampleRate,
+  link: document.querySelector("#turn-status").closest("[data-link]")?.dataset.link ?? null,
+})"""
 
 
-def test_opus_over_a_link_at_0_6x_plays_without_a_stall_and_says_poor_connection(
-    stack: RelayStack, browser: Browser
-) -> None:
-    with ThrottledLink(stack.gateway_url.rsplit("/", 1)[0], LINK_RATE) as link:
+def play_through_link(stack: RelayStack, browser: Browser, rate: float) -> dict[str, Any]:
+    """One Opus turn of SHORT_PROMPT, the page talking to the gateway through a ThrottledLink at ``rate``; what
+    the sink did (PLAYED_JS), once the reply has played out."""
+    with ThrottledLink(stack.gateway_url.rsplit("/", 1)[0], rate) as link:
         proxied = stack.gateway_url.replace(stack.gateway_url.rsplit("/", 1)[0], f"ws://127.0.0.1:{link.port}")
 
         def through_proxy(route: Route) -> None:
@@ -193,24 +205,36 @@ def test_opus_over_a_link_at_0_6x_plays_without_a_stall_and_says_poor_connection
             send(page, SHORT_PROMPT)
             assert wait_for_end(page) == "completed"
             page.wait_for_function("() => !window.relayPlayer.playing", timeout=TURN_TIMEOUT_MS)
-            result = page.evaluate(
-                """() => ({
-                  events: window.sinkEvents,
-                  stalls: window.relayPlayer.stalls,
-                  underruns: window.relayPlayer.underruns,
-                  seconds: window.relayPlayer.sampleCount / window.relayPlayer.sampleRate,
-                  link: document.querySelector('#turn-status').closest('[data-link]')?.dataset.link ?? null,
-                })"""
-            )
+            result: dict[str, Any] = page.evaluate(PLAYED_JS)
         finally:
             context.close()
     assert not link.errors, link.errors
     assert not [line for line in console if line.startswith("pageerror")], console
-    print(json.dumps(result["events"]), result["seconds"])  # the measured rate and start-up wait, for the report
     assert link.delivered_audio_s > 1.0, "the reply's speech went through the throttled link"
+    print(rate, json.dumps(result["events"]), result["seconds"])  # the measured rate and start-up wait (report)
+    return result
+
+
+def test_opus_over_a_link_at_0_6x_plays_without_a_stall_and_says_poor_connection(
+    stack: RelayStack, browser: Browser
+) -> None:
+    result = play_through_link(stack, browser, LINK_RATE)
     (started,) = result["events"]["link"]
     assert started["slow"] is True and started["rate"] < 1, started
+    assert started["label"] == "poor connection"
     assert result["events"]["stall"] == []
     assert result["stalls"] == 0
     assert result["underruns"] == 0
-    assert result["link"] == "poor", "the turn says poor connection"
+    assert result["link"] == "poor", "the turn stays marked poor connection"
+
+
+def test_opus_over_a_fast_link_starts_without_waiting_and_says_nothing_of_the_connection(
+    stack: RelayStack, browser: Browser
+) -> None:
+    result = play_through_link(stack, browser, FAST_LINK_RATE)
+    (started,) = result["events"]["link"]
+    assert started["slow"] is False and started["rate"] >= 1, started
+    assert started["label"] != "poor connection"
+    assert started["bufferedS"] < result["seconds"], "playback started before the whole reply was there"
+    assert result["stalls"] == 0
+    assert result["link"] is None
