@@ -11,8 +11,9 @@
 // (startup_buffer.js: the arrival rate of the turn's first chunks): on a fast link playback starts at the second
 // chunk, as good as at once; on a link slower than real time it waits until enough audio has arrived to play the
 // rest of the turn without stalling (at most maxWaitS). A `link` event reports the measured rate. enqueue()
-// schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps a record of everything it scheduled
-// (samples read back from the AudioBuffers, start times) so a test can compare it with what the server sent.
+// schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps a record
+// of everything it scheduled (samples read back from the AudioBuffers, start times) so a test can compare it with
+// what the server sent.
 
 import { Emitter } from "./emitter.js";
 import { SAMPLE_RATE, fnv1a } from "./pcm.js";
