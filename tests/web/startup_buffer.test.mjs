@@ -1,6 +1,7 @@
-// The start-up buffer (clients/js/src/startup_buffer.js) on simulated arrival schedules: a link at 0.6x real time
-// (steady and with jitter) plays without a stall once started; a fast link starts at its second chunk; a link too
-// slow for the bound starts at the bound; and starting at once on the slow link does stall (the check is real).
+// The start-up buffer (clients/js/src/startup_buffer.js) on simulated arrival schedules: once a turn has measured a
+// link at 0.6x real time, the next (steady and with jitter) plays without a stall once started; with no slow link
+// measured the first chunk plays at once; a link too slow for the bound starts at the bound; and starting at once on
+// the slow link does stall (the check is real).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -62,14 +63,16 @@ function simulate(arrivals, buffer) {
   return { startupS: startAt - arrivals[0].t, stalls };
 }
 
-test("startup: a link at 0.6x real time plays without a stall once started", () => {
-  const result = simulate(schedule(0.6, 4), new StartupBuffer());
+const SLOW = { priorRate: 0.6 };
+
+test("startup: a link measured at 0.6x real time plays without a stall once started", () => {
+  const result = simulate(schedule(0.6, 4), new StartupBuffer(SLOW));
   assert.equal(result.stalls, 0);
   assert.ok(result.startupS > 0 && result.startupS <= DEFAULT_MAX_WAIT_S, `waited ${result.startupS} s`);
 });
 
 test("startup: a jittery link averaging 0.6x real time plays without a stall once started", () => {
-  const result = simulate(schedule(0.6, 4, 0.4), new StartupBuffer());
+  const result = simulate(schedule(0.6, 4, 0.4), new StartupBuffer(SLOW));
   assert.equal(result.stalls, 0);
 });
 
@@ -77,15 +80,23 @@ test("startup: starting at once on the 0.6x link stalls (what the buffer prevent
   assert.ok(simulate(schedule(0.6, 4), null).stalls > 0);
 });
 
-test("startup: a fast link starts at its second chunk", () => {
+test("startup: with no slow link measured the first chunk plays at once (the first sound never waits)", () => {
+  for (const priorRate of [null, 1, 5]) {
+    const buffer = new StartupBuffer({ priorRate });
+    assert.equal(buffer.arrive(0.3, 2).start, true, `prior ${priorRate}`);
+    assert.equal(simulate(schedule(5, 4), new StartupBuffer({ priorRate })).startupS, 0);
+  }
+});
+
+test("startup: after a slow link, a turn whose link is fast again starts at its second chunk", () => {
   const arrivals = schedule(5, 4);
-  const result = simulate(arrivals, new StartupBuffer());
+  const result = simulate(arrivals, new StartupBuffer(SLOW));
   assert.equal(result.startupS, arrivals[1].t - arrivals[0].t);
   assert.equal(result.stalls, 0);
 });
 
 test("startup: chunks that arrive together start at once (rate beyond measure)", () => {
-  const buffer = new StartupBuffer();
+  const buffer = new StartupBuffer({ priorRate: 0.5 });
   assert.equal(buffer.arrive(0.2, 3).start, false);
   const decision = buffer.arrive(0.2, 3);
   assert.equal(decision.start, true);
@@ -93,7 +104,7 @@ test("startup: chunks that arrive together start at once (rate beyond measure)",
 });
 
 test("startup: a link too slow for the bound starts at the bound", () => {
-  const buffer = new StartupBuffer({ maxWaitS: 2 });
+  const buffer = new StartupBuffer({ maxWaitS: 2, priorRate: 0.2 });
   const result = simulate(schedule(0.2, 4), buffer);
   assert.ok(Math.abs(result.startupS - 2) < 1e-9, `waited ${result.startupS} s`);
   assert.equal(buffer.decide(1 + 1.99).start, false);
@@ -101,7 +112,7 @@ test("startup: a link too slow for the bound starts at the bound", () => {
 });
 
 test("startup: the whole expected turn buffered starts playback whatever the rate", () => {
-  const buffer = new StartupBuffer({ expectedS: 1 });
+  const buffer = new StartupBuffer({ expectedS: 1, priorRate: 0.5 });
   assert.equal(buffer.arrive(1.5, 0).start, true);
 });
 

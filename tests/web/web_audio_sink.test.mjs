@@ -189,38 +189,49 @@ function clockedPlayer(startup) {
 
 const CHUNK = 2400; // 0.1 s at 24 kHz
 
-test("sink: on a 0.6x link write() waits for the start-up buffer, then plays 4 s without an underrun", () => {
-  const { player, ctx, stalls, links, advance } = clockedPlayer();
-  player.begin("t1");
+/**
+ * One turn of 40 chunks (4 s) arriving at 0.6x real time from wall time `from`.
+ * @param {ReturnType<typeof clockedPlayer>} p
+ * @param {string} turnId
+ * @param {number} from
+ */
+function slowTurn(p, turnId, from) {
+  p.player.begin(turnId);
   for (let i = 0; i < 40; i++) {
-    advance(1 + (i * 0.1) / 0.6);
-    player.write(block(CHUNK, i), i * CHUNK);
+    p.advance(from + (i * 0.1) / 0.6);
+    p.player.write(block(CHUNK, i), i * CHUNK);
   }
-  player.end();
-  assert.equal(links.length, 1);
-  assert.equal(links[0].slow, true);
-  assert.ok(Math.abs(links[0].rate - 0.6) < 1e-9);
-  assert.ok(links[0].startupS > 0 && links[0].startupS <= 3);
-  assert.ok(ctx.started[0].startedAt > 1.1, "the first buffer waited for the start-up buffer");
-  assert.equal(player.underruns, 0);
-  assert.equal(player.stalls, 0);
-  assert.deepEqual(stalls, []);
-  assert.deepEqual(player.scheduleGaps(), []);
-  assert.equal(player.sampleCount, 40 * CHUNK);
+  p.player.end();
+}
+
+test("sink: once a turn has measured a 0.6x link, the next waits for the start-up buffer and plays 4 s without an underrun", () => {
+  const p = clockedPlayer();
+  slowTurn(p, "t1", 1); // the first sound never waits: this turn starts at once, stalls, and measures the link
+  assert.ok(p.player.stalls > 0, "starting at once on a 0.6x link stalls (what the buffer prevents)");
+  assert.equal(p.links[0].slow, false);
+  slowTurn(p, "t2", 20);
+  assert.ok(Math.abs(p.player.linkRate - 0.6) < 1e-9);
+  assert.equal(p.links.length, 2);
+  assert.equal(p.links[1].slow, true);
+  assert.ok(Math.abs(p.links[1].rate - 0.6) < 1e-9);
+  assert.ok(p.links[1].startupS > 0 && p.links[1].startupS <= 3);
+  const second = p.ctx.started.filter((b) => b.startedAt >= 20);
+  assert.ok(second[0].startedAt > 20.1, "the first buffer waited for the start-up buffer");
+  assert.equal(p.player.underruns, 0);
+  assert.equal(p.player.stalls, 0);
+  assert.deepEqual(p.player.scheduleGaps(), []);
+  assert.equal(p.player.sampleCount, 40 * CHUNK);
 });
 
-test("sink: on a fast link playback starts at the second chunk", () => {
+test("sink: with no slow link measured playback starts at the first chunk", () => {
   const { player, ctx, links, advance } = clockedPlayer();
   player.begin("t1");
   advance(2);
   player.write(block(CHUNK, 0), 0);
-  assert.equal(ctx.started.length, 0);
-  advance(2.01);
-  player.write(block(CHUNK, 1), CHUNK);
-  assert.equal(ctx.started.length, 2);
-  assert.ok(Math.abs(ctx.started[0].startedAt - 2.11) < 1e-9);
+  assert.equal(ctx.started.length, 1);
+  assert.ok(Math.abs(ctx.started[0].startedAt - 2.1) < 1e-9);
   assert.equal(links[0].slow, false);
-  assert.ok(Math.abs(links[0].startupS - 0.01) < 1e-9);
+  assert.equal(links[0].startupS, 0);
 });
 
 test("sink: a stall after the start is an event with its duration, and counted as an underrun", () => {
@@ -239,7 +250,7 @@ test("sink: a stall after the start is an event with its duration, and counted a
 });
 
 test("sink: the start-up wait is bounded by a timer, and end() or stop() ends it", () => {
-  const bounded = clockedPlayer({ maxWaitS: 2 });
+  const bounded = clockedPlayer({ maxWaitS: 2, priorRate: 0.2 });
   bounded.player.begin("t1");
   bounded.advance(1);
   bounded.player.write(block(CHUNK, 0), 0);
@@ -247,9 +258,9 @@ test("sink: the start-up wait is bounded by a timer, and end() or stop() ends it
   assert.equal(bounded.ctx.started.length, 0);
   bounded.advance(3);
   assert.equal(bounded.ctx.started.length, 1);
-  assert.equal(bounded.links[0].rate, null);
+  assert.equal(bounded.links[0].rate, 0.2);
 
-  const ended = clockedPlayer();
+  const ended = clockedPlayer({ priorRate: 0.2 });
   ended.player.begin("t1");
   ended.player.write(block(CHUNK, 0), 0);
   assert.equal(ended.player.buffering, true);
@@ -257,7 +268,7 @@ test("sink: the start-up wait is bounded by a timer, and end() or stop() ends it
   assert.equal(ended.ctx.started.length, 1);
   assert.equal(ended.timers.length, 0);
 
-  const stopped = clockedPlayer();
+  const stopped = clockedPlayer({ priorRate: 0.2 });
   stopped.player.begin("t1");
   stopped.player.write(block(CHUNK, 0), 0);
   stopped.player.stop();

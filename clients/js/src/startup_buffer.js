@@ -1,13 +1,18 @@
 // How long a turn's audio waits before it starts to play, chosen from the link: the start-up buffer.
 //
 // Pure (no timers, no audio): the sink reports each arrival (audio seconds, wall clock) and asks whether to start.
-// The link's rate is the audio seconds that arrive per wall second, measured between the turn's first arrival and
-// the latest one (the first chunk's own audio is not counted: it says nothing about the time it took). A link at
-// rate r < 1 that still has R seconds of audio to deliver falls behind playback by R (1 - r) / r seconds before
-// the last audio arrives, so playback that starts with at least that much buffered (plus a margin for jitter)
-// never stalls. The rest of the stream is estimated as the expected turn length less what has arrived. At a link
-// at or above real time the deficit is zero: playback starts at the second arrival, a few ms after the first.
-// Nothing waits longer than maxWaitS after the first arrival, and the end of the stream starts playback at once.
+// A link's rate is the audio seconds that arrive per wall second. A link at rate r < 1 that still has R seconds of
+// audio to deliver falls behind playback by R (1 - r) / r seconds before the last audio arrives, so playback that
+// starts with at least that much buffered (plus a margin for jitter) never stalls. The rest of the stream is
+// estimated as the expected turn length less what has arrived.
+//
+// The first sound never waits for a measurement: with no earlier turn measured (`priorRate` null), or an earlier
+// turn's link at or above real time, playback starts at the turn's first arrival, exactly as without a start-up
+// buffer (a wait for a second arrival would cost every turn the gap between its first two messages). Once a turn
+// has measured a slow link (the sink passes the previous turn's rate as `priorRate`), the next turn buffers: its
+// own rate (between its first and latest arrival, the first chunk's audio not counted) once it has two arrivals,
+// the prior rate before that. Nothing waits longer than maxWaitS after the first arrival, and the end of the stream
+// starts playback at once.
 
 /** Audio seconds a turn is assumed to hold when the sink does not know (a spoken reply of a sentence or two). */
 export const DEFAULT_EXPECTED_S = 4;
@@ -25,12 +30,13 @@ export const DEFAULT_MAX_WAIT_S = 5;
  * @property {number} [expectedS] audio seconds the turn is assumed to hold (default DEFAULT_EXPECTED_S)
  * @property {number} [marginS]   audio seconds kept beyond the deficit (default DEFAULT_MARGIN_S)
  * @property {number} [maxWaitS]  longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
+ * @property {number | null} [priorRate] the link's rate measured on the previous turn (null: none measured)
  */
 
 /**
  * @typedef {object} StartupDecision
  * @property {boolean} start     whether playback should start now
- * @property {number | null} rate audio seconds per wall second so far (null: one arrival, no rate yet)
+ * @property {number | null} rate audio seconds per wall second: this turn's so far, else the prior turn's (null: none)
  * @property {number} bufferedS  audio seconds that have arrived
  * @property {number} neededS    audio seconds that must be buffered at this rate (Infinity: unknown yet)
  */
@@ -42,6 +48,7 @@ export class StartupBuffer {
     this.expectedS = options.expectedS ?? DEFAULT_EXPECTED_S;
     this.marginS = options.marginS ?? DEFAULT_MARGIN_S;
     this.maxWaitS = options.maxWaitS ?? DEFAULT_MAX_WAIT_S;
+    this.priorRate = options.priorRate ?? null;
     /** @type {number | null} wall time (s) of the first arrival */
     this.firstAt = null;
     this.firstS = 0;
@@ -91,10 +98,14 @@ export class StartupBuffer {
    * @returns {StartupDecision}
    */
   decide(nowS) {
-    const rate = this.rate();
+    const rate = this.rate() ?? this.priorRate;
+    if (this.priorRate === null || this.priorRate >= 1) {
+      // no slow link measured before this turn: the first sound goes out at once
+      return { start: this.firstAt !== null, rate, bufferedS: this.bufferedS, neededS: 0 };
+    }
     const neededS = deficitS(rate, Math.max(0, this.expectedS - this.bufferedS));
     const due = this.firstAt !== null && nowS - this.firstAt >= this.maxWaitS;
-    const enough = this.bufferedS >= this.expectedS || (neededS === 0 ? rate !== null : this.bufferedS >= neededS + this.marginS);
+    const enough = this.bufferedS >= this.expectedS || neededS === 0 || this.bufferedS >= neededS + this.marginS;
     return { start: this.firstAt !== null && (due || enough), rate, bufferedS: this.bufferedS, neededS };
   }
 }

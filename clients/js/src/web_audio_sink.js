@@ -7,10 +7,11 @@
 // playback (an underrun), the next buffer starts a short lead after "now" and the underrun is counted:
 // audio is late, never lost or reordered, and a `stall` event says for how long the audio stopped.
 //
-// Audio written through the AudioSink interface (write) waits for a start-up buffer chosen from the link
-// (startup_buffer.js: the arrival rate of the turn's first chunks): on a fast link playback starts at the second
-// chunk, as good as at once; on a link slower than real time it waits until enough audio has arrived to play the
-// rest of the turn without stalling (at most maxWaitS). A `link` event reports the measured rate. enqueue()
+// Audio written through the AudioSink interface (write) goes through a start-up buffer chosen from the link
+// (startup_buffer.js): the sink measures each turn's arrival rate (audio seconds per wall second, first to last
+// arrival) and hands it to the next turn. Until a link slower than real time has been measured, playback starts at
+// the first chunk (the first sound never waits for a measurement); after one, a turn waits until enough audio has
+// arrived to play the rest of it without stalling (at most maxWaitS). A `link` event reports the rate. enqueue()
 // schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps a record
 // of everything it scheduled (samples read back from the AudioBuffers, start times) so a test can compare it with
 // what the server sent.
@@ -93,6 +94,11 @@ export class WebAudioSink extends Emitter {
     this._pending = [];
     /** @type {unknown} */
     this._startTimer = null;
+    /** @type {number | null} the arrival rate of the latest turn that measured one (audio s per wall s); before
+     * any, the start-up option priorRate (an app that knows its link) */
+    this.linkRate = (options.startup || null)?.priorRate ?? null;
+    /** @type {{firstAt: number, firstS: number, audioS: number, lastAt: number} | null} this turn's arrivals */
+    this._arrivals = null;
     /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
     this.stalls = 0;
     /** @type {AudioContextLike | null} */
@@ -150,6 +156,7 @@ export class WebAudioSink extends Emitter {
    */
   write(samples, _sampleOffset) {
     if (this.stopped || samples.length === 0) return;
+    this._noteArrival(samples.length / this.sampleRate);
     if (this._startup === null) {
       this._playNow(samples);
       return;
@@ -158,6 +165,25 @@ export class WebAudioSink extends Emitter {
     const decision = this._startup.arrive(samples.length / this.sampleRate, this._clock());
     if (decision.start) this._startPlayback();
     else this._armStartTimer();
+  }
+
+  /** @param {number} audioS seconds of audio that arrived now (this turn's link rate is measured from them) */
+  _noteArrival(audioS) {
+    const now = this._clock();
+    if (this._arrivals === null) this._arrivals = { firstAt: now, firstS: audioS, audioS, lastAt: now };
+    else {
+      this._arrivals.audioS += audioS;
+      this._arrivals.lastAt = now;
+    }
+  }
+
+  /** Keep the finished turn's arrival rate for the next turn's start-up (kept as is when it measured none). */
+  _measureLink() {
+    const arrivals = this._arrivals;
+    this._arrivals = null;
+    if (arrivals === null || arrivals.audioS === arrivals.firstS) return;
+    const elapsed = arrivals.lastAt - arrivals.firstAt;
+    this.linkRate = elapsed > 0 ? (arrivals.audioS - arrivals.firstS) / elapsed : Infinity;
   }
 
   /** The turn's audio is complete: what waits in the start-up buffer plays now. */
@@ -185,7 +211,7 @@ export class WebAudioSink extends Emitter {
     if (startup === null) return;
     this._clearStartTimer();
     const now = this._clock();
-    const rate = startup.rate();
+    const rate = startup.rate() ?? startup.priorRate;
     this._startup = null;
     const pending = this._pending;
     this._pending = [];
@@ -232,7 +258,9 @@ export class WebAudioSink extends Emitter {
     this._stoppedAt = null;
     this._nextTime = 0;
     this._resetRecord();
-    this._startup = this._startupOptions === false ? null : new StartupBuffer(this._startupOptions);
+    this._measureLink();
+    this._startup =
+      this._startupOptions === false ? null : new StartupBuffer({ ...this._startupOptions, priorRate: this.linkRate });
   }
 
   /**

@@ -20,11 +20,12 @@ export const DEFAULT_MAX_WAIT_S: 5;
  * @property {number} [expectedS] audio seconds the turn is assumed to hold (default DEFAULT_EXPECTED_S)
  * @property {number} [marginS]   audio seconds kept beyond the deficit (default DEFAULT_MARGIN_S)
  * @property {number} [maxWaitS]  longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
+ * @property {number | null} [priorRate] the link's rate measured on the previous turn (null: none measured)
  */
 /**
  * @typedef {object} StartupDecision
  * @property {boolean} start     whether playback should start now
- * @property {number | null} rate audio seconds per wall second so far (null: one arrival, no rate yet)
+ * @property {number | null} rate audio seconds per wall second: this turn's so far, else the prior turn's (null: none)
  * @property {number} bufferedS  audio seconds that have arrived
  * @property {number} neededS    audio seconds that must be buffered at this rate (Infinity: unknown yet)
  */
@@ -35,6 +36,7 @@ export class StartupBuffer {
     expectedS: number;
     marginS: number;
     maxWaitS: number;
+    priorRate: number | null;
     /** @type {number | null} wall time (s) of the first arrival */
     firstAt: number | null;
     firstS: number;
@@ -79,6 +81,10 @@ export type StartupOptions = {
      * longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
      */
     maxWaitS?: number | undefined;
+    /**
+     * the link's rate measured on the previous turn (null: none measured)
+     */
+    priorRate?: number | null | undefined;
 };
 export type StartupDecision = {
     /**
@@ -86,7 +92,7 @@ export type StartupDecision = {
      */
     start: boolean;
     /**
-     * audio seconds per wall second so far (null: one arrival, no rate yet)
+     * audio seconds per wall second: this turn's so far, else the prior turn's (null: none)
      */
     rate: number | null;
     /**

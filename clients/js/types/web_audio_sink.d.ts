@@ -64,6 +64,16 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     _pending: Int16Array[];
     /** @type {unknown} */
     _startTimer: unknown;
+    /** @type {number | null} the arrival rate of the latest turn that measured one (audio s per wall s); before
+     * any, the start-up option priorRate (an app that knows its link) */
+    linkRate: number | null;
+    /** @type {{firstAt: number, firstS: number, audioS: number, lastAt: number} | null} this turn's arrivals */
+    _arrivals: {
+        firstAt: number;
+        firstS: number;
+        audioS: number;
+        lastAt: number;
+    } | null;
     /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
     stalls: number;
     /** @type {AudioContextLike | null} */
@@ -94,6 +104,10 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
      * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
      */
     write(samples: Int16Array, _sampleOffset: number): void;
+    /** @param {number} audioS seconds of audio that arrived now (this turn's link rate is measured from them) */
+    _noteArrival(audioS: number): void;
+    /** Keep the finished turn's arrival rate for the next turn's start-up (kept as is when it measured none). */
+    _measureLink(): void;
     /** The turn's audio is complete: what waits in the start-up buffer plays now. */
     end(): void;
     /**
