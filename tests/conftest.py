@@ -746,3 +746,22 @@ def bedrock_env(bedrock_standin: Any, monkeypatch: pytest.MonkeyPatch) -> Iterat
 
 
 # --------------------------------------------- end Bedrock stand-in --------------------------------------
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The browser (owner: the web tests; tests/web/test_web_mobile.py launches its own, with the phones' flags)
+# ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium (never a downloaded one), headless, allowed to play audio without a gesture; one per module."""
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+    from tests.web.test_web_browser import CHROMIUM, CHROMIUM_ARGS  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -23,7 +23,7 @@ import pytest
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-from tests.web.test_web_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.web.test_web_browser import CHROMIUM
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = json.loads((ROOT / "tests/web/fixtures/opus_tone.json").read_text())
@@ -73,18 +73,6 @@ def origin() -> Iterator[str]:
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """No access log on stderr."""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _int16(b64: str) -> np.ndarray:

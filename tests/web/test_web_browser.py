@@ -66,19 +66,6 @@ def stack(relay_stack: RelayStack) -> RelayStack:
     return relay_stack
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Debian's Chromium (never a downloaded one), headless, allowed to play audio without a gesture."""
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @dataclass
 class Wire:
     """Every WebSocket frame the page sent and received, in order (Playwright's view of the network)."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -147,20 +146,6 @@ class ThrottledLink:
 def stack(relay_stack: RelayStack) -> RelayStack:
     """The session's whole relay on loopback (conftest ``relay_stack``)."""
     return relay_stack
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Debian's Chromium, headless, allowed to play audio without a gesture."""
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415
-    from tests.web.test_web_browser import CHROMIUM_ARGS  # noqa: PLC0415
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 RECORD_SINK_JS = """() => {
