@@ -11,7 +11,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 from strands import Agent
+from tests.conftest import free_port
 
 from relay_cli.agent_client import collect_turn
 from relay_core.agent.defaults import HISTORY_AGENT_ID, HISTORY_PREFIX
@@ -43,12 +43,6 @@ FIRST = "My name is Ada."
 SECOND = "What is my name?"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _wait_for(url: str, process: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -65,7 +59,7 @@ def _wait_for(url: str, process: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def moto_s3() -> Iterator[str]:
     """A moto server in its own process (so no moto state of this process is touched); its endpoint URL."""
-    port = _free_port()
+    port = free_port()
     exe = Path(sys.executable).with_name("moto_server")
     process = subprocess.Popen(
         [str(exe), "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -109,7 +103,7 @@ class AgentProcess:
     """``voice-agent`` as its own process, keeping its conversations in ``bucket``."""
 
     def __init__(self, *, tts_url: str, bucket: LocalBucket) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         env = {**os.environ, S3_ENDPOINT_ENV: bucket.endpoint_url, "VOICE_AGENT_HISTORY_BUCKET": bucket.name}
         exe = Path(sys.executable).with_name("voice-agent")

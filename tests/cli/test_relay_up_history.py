@@ -11,7 +11,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.conftest import free_port
 
 from relay_cli.gateway_client import run_turn
 from relay_core.client.session import TurnOutcome
@@ -35,17 +35,11 @@ FIRST = "My name is Ada."
 SECOND = "What is my name?"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class RelayUp:
     """``relay up --agent-url`` on free ports; its printed dev token."""
 
     def __init__(self, agent_url: str) -> None:
-        self.moto_port, gateway_port = _free_port(), _free_port()
+        self.moto_port, gateway_port = free_port(), free_port()
         ports = ["--web-port", "0", "--gateway-port", str(gateway_port), "--aws-port", "0"]
         ports += ["--dynamodb-port", str(self.moto_port)]
         self.process = subprocess.Popen(
@@ -119,7 +113,7 @@ class HandRunAgent:
 
 @pytest.fixture
 def agent_port() -> int:
-    return _free_port()
+    return free_port()
 
 
 @pytest.fixture
