@@ -235,7 +235,9 @@ class TtsLink:
                 elif isinstance(event, SessionStarted):
                     logger.info("TTS session admitted after %.2f s in the queue", event.message.waited_s)
                 elif isinstance(event, SessionAtCapacity):
-                    self._fail_queued_at_capacity(event.error.message)
+                    self._fail_at_capacity(
+                        f"kept this turn's speech in its queue for its whole wait ({event.error.message})"
+                    )
                 if isinstance(event, TimingsReceived):
                     yield self._on_turn_timeline(event.timings)
                 if isinstance(event, AudioReceived):
@@ -301,7 +303,7 @@ class TtsLink:
             self._busy_since = loop.time()
         waited = loop.time() - self._busy_since
         if waited >= self._capacity_wait_s:
-            self._fail_at_capacity(reason)
+            self._fail_at_capacity(f"turned every session away as full for {self._capacity_wait_s:g} s ({reason})")
         base, cap = self._backoff_s
         delay = random.uniform(0.0, min(cap, base * 2**self._busy_tries))  # jitter, not security
         self._busy_tries += 1
@@ -321,19 +323,11 @@ class TtsLink:
             if self._finishing:
                 await self._send_or_note_drop(reopened, self._client.close())
 
-    def _fail_at_capacity(self, reason: str) -> NoReturn:
+    def _fail_at_capacity(self, how: str) -> NoReturn:
+        """End the speech ``tts_at_capacity``; ``how`` says what the TTS service did (turned away, or kept queued)."""
         self._failure = TtsLinkError(
             AgentErrorCode.TTS_AT_CAPACITY,
-            f"speech is at capacity: the TTS service turned every session away as full for "
-            f"{self._capacity_wait_s:g} s ({reason}); the text is complete: try again in a little while",
-        )
-        raise self._failure
-
-    def _fail_queued_at_capacity(self, reason: str) -> NoReturn:
-        self._failure = TtsLinkError(
-            AgentErrorCode.TTS_AT_CAPACITY,
-            f"speech is at capacity: the TTS service kept this turn's speech in its queue for its whole wait "
-            f"({reason}); the text is complete: try again in a little while",
+            f"speech is at capacity: the TTS service {how}; the text is complete: try again in a little while",
         )
         raise self._failure
 
