@@ -7,9 +7,9 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from relay_core.agent.conversation_ids import user_session_id_prefix
 from relay_core.agent.events import AgentEnd, AgentPayload, AgentStart, TextDelta
 from relay_functions.gateway import cancel, connect, default, new_conversation, send_message
-from relay_functions.gateway.connections import SESSION_ID_PREFIX
 from relay_functions.gateway.deps import GatewayDeps
 
 USER = "user-starts-over"
@@ -67,7 +67,8 @@ def test_the_next_turn_on_every_connection_of_the_user_starts_a_fresh_session(
 
     run_turn(gw, lambda_context, relay_threads, "conn-a", "t-3")  # another connection of the user
     fresh = agent.sessions[-1]
-    assert fresh != first and fresh.startswith(SESSION_ID_PREFIX)
+    assert fresh != first and fresh.startswith(user_session_id_prefix(USER))
+    assert first.startswith(user_session_id_prefix(USER)) and others.startswith(user_session_id_prefix("someone-else"))
     run_turn(gw, lambda_context, relay_threads, "conn-b", "t-4")
     connect_as(gw, lambda_context, "conn-c")  # a later connection
     run_turn(gw, lambda_context, relay_threads, "conn-c", "t-5")

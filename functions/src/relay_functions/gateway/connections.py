@@ -5,8 +5,9 @@ Items (partition key ``pk``, TTL attribute ``expires_at``):
 - ``conn#<connection id>``: ``user_id``, ``session_id`` (the user's conversation when the connection was made),
   ``connected_at``, ``expires_at`` (connected_at + CONNECTION_TTL_S) and, while a turn runs on it,
   ``active_turn`` + ``active_turn_expires``.
-- ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id (33-256 characters) of the user's
-  conversation, which every connection of the user shares, so a reconnecting client continues it. Each turn reads
+- ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id of the user's conversation
+  (:func:`relay_core.agent.conversation_ids.new_session_id`: it carries the user's key, so the user's stored
+  conversations can be found and erased), which every connection of the user shares, so a reconnecting client continues it. Each turn reads
   it when it starts (and keeps it in its turn record to its end); ``newConversation`` replaces it, so the user's
   next turn, on whichever connection, starts a conversation the agent has no history of.
 - ``rate#<user id>#<minute>``: see :mod:`relay_functions.gateway.rate_limit`.
@@ -18,14 +19,13 @@ two Lambdas racing on the same connection cannot both win.
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from relay_core import limits
+from relay_core.agent.conversation_ids import new_session_id
 from relay_functions.gateway.clock import SYSTEM_CLOCK, Clock
 
 if TYPE_CHECKING:
@@ -36,14 +36,6 @@ CONVERSATION_TTL_S = 7 * 24 * 3600
 MAX_TURN_S = 15 * 60
 """A turn's claim on its connection lapses after this long (Lambda's maximum run time), so a relay that died
 without releasing it cannot block the connection for ever."""
-SESSION_ID_PREFIX = "kokoro-relay-conversation-"
-
-
-def new_session_id() -> str:
-    """A fresh AgentCore runtime session id: 58 characters, within AgentCore's 33-256."""
-    session_id = SESSION_ID_PREFIX + uuid.uuid4().hex
-    assert limits.AGENTCORE_SESSION_ID_MIN_CHARS <= len(session_id) <= limits.AGENTCORE_SESSION_ID_MAX_CHARS
-    return session_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +76,7 @@ class ConnectionStore:
             Key={"pk": {"S": f"conversation#{user_id}"}},
             UpdateExpression="SET session_id = if_not_exists(session_id, :new), expires_at = :exp",
             ExpressionAttributeValues={
-                ":new": {"S": new_session_id()},
+                ":new": {"S": new_session_id(user_id)},
                 ":exp": {"N": str(int(now) + CONVERSATION_TTL_S)},
             },
             ReturnValues="ALL_NEW",
@@ -95,7 +87,7 @@ class ConnectionStore:
         """Replace the user's AgentCore session id with a fresh one and return it: every turn that starts after this
         write, on any connection of the user, is in the new conversation (turns already running keep theirs)."""
         now = self._clock.now()
-        session_id = new_session_id()
+        session_id = new_session_id(user_id)
         self._db.update_item(
             TableName=self._table,
             Key={"pk": {"S": f"conversation#{user_id}"}},
