@@ -73,6 +73,8 @@ LOCAL_NAMES: Final[dict[str, str]] = {
     "AgentRuntimeId": "kokoro_relay_agent-AbCdEf1234",
     "WeightsBucketName": "kokoro-relay-weights-local",
     "HistoryBucketName": "kokoro-relay-history-local",
+    "ConnectionsTableName": "kokoro-relay-connections-local",
+    "TurnsTableName": "kokoro-relay-turns-local",
     "EcrRepositoryName": "kokoro-relay",
     "AuditReportBucketName": "kokoro-relay-audit-local",
     "AuditTopicArn": f"arn:aws:sns:{REGION}:{ACCOUNT}:kokoro-relay-audit",

@@ -28,6 +28,7 @@ PLACEHOLDERS: Final[dict[str, str]] = {
     "CleanupBucketFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_bucket.handler",
     "CleanupRepositoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_inventory.handler",
+    "EraseUserFunctionArn": "ARN of the function with handler relay_functions.ops.erase_user.handler",
     # --- Deployed resources ----------------------------------------------------------------------------------
     "EndpointName": "name of the SageMaker endpoint serving the Kokoro container",
     "EndpointConfigName": "name of that endpoint's endpoint configuration",
@@ -35,6 +36,8 @@ PLACEHOLDERS: Final[dict[str, str]] = {
     "AgentRuntimeId": "id of the AgentCore runtime hosting the voice agent (not the ARN)",
     "WeightsBucketName": "name of the S3 bucket caching the Kokoro weights (removed only when asked explicitly)",
     "HistoryBucketName": "name of the S3 bucket keeping the agent's conversations (removed only when asked explicitly)",
+    "ConnectionsTableName": "name of the gateway's connections table (connections, conversations, turn counters)",
+    "TurnsTableName": "name of the gateway's turns table (one record per turn)",
     "EcrRepositoryName": "name of the ECR repository holding the container images (removed only when asked explicitly)",
     "AuditReportBucketName": "name of the S3 bucket the dependency audit writes its JSON reports to",
     "AuditTopicArn": "ARN of the SNS topic notified when the dependency audit finds something",
@@ -65,6 +68,7 @@ FUNCTION_HANDLERS: Final[dict[str, str]] = {
     "CleanupBucketFunctionArn": "relay_functions.ops.cleanup_bucket.handler",
     "CleanupRepositoryFunctionArn": "relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "relay_functions.ops.cleanup_inventory.handler",
+    "EraseUserFunctionArn": "relay_functions.ops.erase_user.handler",
 }
 """Function-ARN placeholder -> the handler that function runs (the CDK app creates one function per entry)."""
 
@@ -72,6 +76,7 @@ STATE_MACHINES: Final[dict[str, str]] = {
     "smoke_test": "smoke_test.asl.json",
     "dependency_audit": "dependency_audit.asl.json",
     "cleanup": "cleanup.asl.json",
+    "erase_user": "erase_user.asl.json",
 }
 """Workflow name -> definition file in ``statemachines/``."""
 
