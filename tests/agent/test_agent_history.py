@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -190,6 +191,7 @@ def test_a_barge_in_cut_is_what_is_stored_and_what_a_new_process_sends(
     words = _timed_words(_turn(service, prompt, session_id))
     between_4th_and_5th = round(500 * (words[3].midpoint_s + words[4].midpoint_s))
     service.cancel(AgentCancel(played_ms=between_4th_and_5th), session_id)
+    assert service.history is not None and service.history.flush(session_id)  # the cut is a queued write
     cut = f"Hello there. One two… {INTERRUPTED_MARK}"
     assert _stored(history, session_id) == [("user", prompt), ("assistant", cut)]
 
@@ -211,8 +213,11 @@ def test_the_model_sees_only_the_window_and_a_restart_restores_only_it(
 
 
 def _agent_with(store: HistoryStore, session_id: str, prompt: str | None = None) -> Agent:
+    """An agent on the conversation, with what its opening stored written (the store queues its writes)."""
     messages: list[Any] = [] if prompt is None else [{"role": "user", "content": [{"text": prompt}]}]
-    return Agent(messages=messages, agent_id=HISTORY_AGENT_ID, session_manager=store.session_manager(session_id))
+    agent = Agent(messages=messages, agent_id=HISTORY_AGENT_ID, session_manager=store.session_manager(session_id))
+    assert store.flush(session_id)
+    return agent
 
 
 def test_a_conversation_past_its_maximum_age_starts_over(history: LocalBucket) -> None:
@@ -241,5 +246,56 @@ def test_every_conversation_of_a_store_shares_one_s3_client(history: LocalBucket
     make 256 of them."""
     store = HistoryStore(history.name, HISTORY_PREFIX)
     first, second = (store.session_manager(_session()) for _ in range(2))
-    assert first.client is second.client
+    assert first.client is second.client is store.client
+    assert store.writer.flush(timeout=START_TIMEOUT_S)
     assert "strands-agents" in str(getattr(first.client.meta.config, "user_agent_extra", ""))
+
+
+def _record_s3_calls(store: HistoryStore) -> list[tuple[str, bool]]:
+    """Every S3 call the store's client makes from now on: (operation, made on the store's writer thread)."""
+    calls: list[tuple[str, bool]] = []
+
+    def record(model: Any, **_: Any) -> None:
+        calls.append((model.name, store.writer.on_writer_thread()))
+
+    store.client.meta.events.register("before-call.s3", record)
+    return calls
+
+
+def test_a_turn_waits_for_no_s3_write_before_its_model_call(
+    tts_server: Any, bedrock_env: Any, history: LocalBucket
+) -> None:
+    """Strands stores from its hooks on the agent's event loop, before the model is asked: those writes are queued
+    for the store's writer thread. A new conversation's first turn makes one S3 call of its own (a listing: is
+    anything stored?), later turns none; every write is the writer's, and done when the turn ends."""
+    service = _service(tts_server, history)
+    assert service.history is not None
+    calls = _record_s3_calls(service.history)
+    session_id = _session()
+    _turn(service, "One.", session_id)
+    assert [name for name, on_writer in calls if not on_writer] == ["ListObjectsV2"]
+    assert {name for name, on_writer in calls if on_writer} >= {"PutObject"}
+    assert _stored(history, session_id) == [("user", "One."), ("assistant", "One.")]
+
+    calls.clear()
+    _turn(service, "Two.", session_id)
+    assert [name for name, on_writer in calls if not on_writer] == []
+    assert _stored(history, session_id)[2:] == [("user", "Two."), ("assistant", "Two.")]
+
+
+def test_a_queued_write_stores_the_message_as_it_was_when_strands_added_it(history: LocalBucket) -> None:
+    """A write is queued with a copy of its data: Strands changing its message object afterwards (as a barge-in's
+    redaction does) reaches the store only through its own update, in order."""
+    store = HistoryStore(history.name, HISTORY_PREFIX)
+    session_id = _session()
+    manager = store.session_manager(session_id)
+    agent = Agent(agent_id=HISTORY_AGENT_ID, session_manager=manager)
+    release = threading.Event()
+    store.writer.submit(session_id, "a write held back by the test", release.wait)
+    message: Any = {"role": "user", "content": [{"text": "as said"}]}
+    manager.append_message(message, agent)
+    message["content"][0]["text"] = "changed after"
+    assert not store.flush(session_id, timeout=0.05), "the held write keeps the queue waiting"
+    release.set()
+    assert store.flush(session_id)
+    assert _stored(history, session_id) == [("user", "as said")]

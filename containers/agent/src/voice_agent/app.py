@@ -39,6 +39,7 @@ from strands.models.model import Model
 from relay_core.agent.defaults import HISTORY_AGENT_ID, MODEL_ATTEMPTS, MODEL_RETRY_DELAY_S
 from relay_core.agent.events import (
     AgentCancel,
+    AgentEnd,
     AgentErrorCode,
     AgentFailed,
     AgentPayload,
@@ -183,7 +184,17 @@ class VoiceAgentService:
             return
         async with contextlib.aclosing(turn.events()) as events:
             async for event in events:
+                if isinstance(event, AgentEnd | AgentFailed):
+                    await self._stored(request_id, session_id)
                 yield event_to_json(event)
+
+    async def _stored(self, request_id: str, session_id: str | None) -> None:
+        """Wait for the conversation's queued history writes, so that a turn which says it ended has stored what
+        it said (a process killed after it loses nothing); they are written long before in practice."""
+        if self.history is None or session_id is None:
+            return
+        if not await asyncio.to_thread(self.history.flush, session_id):
+            logger.warning("turn %s: its history writes are still queued at its end; they continue", request_id)
 
 
 async def _one_event(event: AgentFailed) -> AsyncGenerator[JsonObject]:
