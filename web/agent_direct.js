@@ -1,12 +1,18 @@
 // Local mode: talk to the agent's own /invocations (ARCHITECTURE §3) and read its SSE stream directly,
-// without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking) and
-// audio with PcmTimeline (samples reassembled across chunks and placed on the turn's timeline); the page gets the same events as in
-// gateway mode (the ClientEvent of @kokoro-relay/client's session.js).
+// without the gateway. The body is decoded with SseDecoder (events reassembled across any chunking), PCM audio with
+// PcmTimeline (samples reassembled across chunks and placed on the turn's timeline), Opus chunks with the library's
+// opusChunkEvent; the events are the ClientEvents of @kokoro-relay/client's session.js, as in gateway mode.
+//
+// send() runs a turn through the library as the gateway route does: the same Opus negotiation (chooseAudio: Opus
+// where this browser decodes it, the payload's "audio": "opus"), and a library Turn that decodes it and writes it,
+// with the reply's text, to the same sink (its start-up buffer, stall and link events).
 
 import { SseDecoder } from "./sse.js";
+import { Turn } from "./client/client.js";
 import { langField } from "./client/languages.js";
+import { OPUS_FORMAT, chooseAudio } from "./client/opus.js";
 import { PcmTimeline, base64ToBytes } from "./client/pcm.js";
-import { parseWordIndex, parseWords, playedMsField } from "./client/session.js";
+import { opusChunkEvent, parseWordIndex, parseWords, playedMsField } from "./client/session.js";
 
 /** The header that names an AgentCore conversation (relay_core.agent.events.AGENTCORE_SESSION_HEADER). */
 export const AGENTCORE_SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
@@ -24,13 +30,17 @@ export function newSessionId() {
 export class AgentEventMapper {
   constructor() {
     this._audio = new PcmTimeline();
+    /** @type {string} audio_stream_start's format: "pcm_s16le" or "opus" */
+    this.format = "pcm_s16le";
+    /** PCM-timeline samples of the Opus chunks mapped so far */
+    this._opusSamples = 0;
     this.finished = false;
     this.wordMessages = 0;
   }
 
-  /** Samples of the turn's audio mapped so far. */
+  /** Samples of the turn's audio mapped so far (on the PCM timeline, whatever the format). */
   get samples() {
-    return this._audio.samples;
+    return this.format === OPUS_FORMAT ? this._opusSamples : this._audio.samples;
   }
 
   /**
@@ -46,6 +56,11 @@ export class AgentEventMapper {
         return [{ type: "text_received", turnId, seq: Number(event.seq), text: String(event.text) }];
       case "audio_stream_start":
         this._audio.reset();
+        this._opusSamples = 0;
+        this.format = String(event.format ?? "pcm_s16le");
+        if (this.format === OPUS_FORMAT && !(Number.isInteger(event.pre_skip) && event.pre_skip >= 0)) {
+          return [{ type: "protocol_error", message: "the agent's Opus audio_stream_start has no valid pre_skip" }];
+        }
         return [
           {
             type: "audio_started",
@@ -54,11 +69,16 @@ export class AgentEventMapper {
             format: String(event.format ?? "pcm_s16le"),
             sampleRate: Number(event.sample_rate ?? 24000),
             channels: Number(event.channels ?? 1),
-            preSkip: 0, // this route asks for PCM (docs/web-client.md)
-            frameSamples: 0,
+            preSkip: Number(event.pre_skip ?? 0),
+            frameSamples: Number(event.frame_samples ?? 0),
           },
         ];
       case "audio_chunk": {
+        if (this.format === OPUS_FORMAT) {
+          const mapped = opusChunkEvent(turnId, event, base64ToBytes(String(event.data)), this._opusSamples);
+          if (mapped.type === "opus_received") this._opusSamples += mapped.sampleCount;
+          return [mapped];
+        }
         const { sampleOffset, samples } = this._audio.append(base64ToBytes(String(event.data)));
         return samples.length > 0 ? [{ type: "audio_received", turnId, seq: Number(event.seq), sampleOffset, samples }] : [];
       }
@@ -106,13 +126,18 @@ function ended(turnId, outcome, code, message) {
  */
 export class AgentDirectClient {
   /**
-   * @param {{endpoint: string, onEvent: (event: import("./client/session.js").ClientEvent) => void,
-   *          fetchImpl?: typeof fetch}} options
+   * @param {{endpoint: string, onEvent?: (event: import("./client/session.js").ClientEvent) => void,
+   *          fetchImpl?: typeof fetch, sink?: import("./client/sink.js").AudioSink | null, audio?: "pcm" | "opus",
+   *          opusDecoder?: import("./client/opus.js").OpusDecoderFactory | null,
+   *          onProtocolError?: (message: string) => void}} options
+   *   onEvent: every event of every turn (diagnostics; send()'s Turn gets them too); sink: where send()'s turns play;
+   *   audio: what they ask for (default "pcm"; "opus" once a decoder is found, as connect({audio}) does)
    */
   constructor(options) {
     this.endpoint = options.endpoint;
-    this._onEvent = options.onEvent;
+    this._onEvent = options.onEvent ?? null;
     this._fetch = options.fetchImpl ?? ((input, init) => fetch(input, init));
+    this.sink = options.sink ?? null;
     this.sessionId = newSessionId();
     /** @type {string | null} */
     this.turnId = null;
@@ -120,21 +145,52 @@ export class AgentDirectClient {
     this._abort = null;
     /** @type {Record<string, unknown>[]} every cancel request sent, in order (test hook) */
     this.sentCancels = [];
+    /** @type {import("./client/opus.js").OpusDecoderFactory | null} */
+    this._opusFactory = null;
+    /** @type {import("./client/opus.js").AudioChoice} what turns ask for now (PCM until audioReady resolves) */
+    this.audioChoice = { format: "pcm", decoder: null, reason: "choosing an Opus decoder" };
+    /** Resolves once the client knows its audio format (the library's chooseAudio, as the gateway route's). */
+    this.audioReady = chooseAudio(options.audio ?? "pcm", options.opusDecoder ?? null).then(({ choice, factory }) => {
+      this._opusFactory = factory;
+      this.audioChoice = choice;
+      return choice;
+    });
+    const warn = options.onProtocolError ?? ((message) => console.warn("relay (direct):", message));
+    /** @type {import("./client/client.js").TurnHost} */
+    this._host = { protocolError: warn, cancel: (_turnId, playedMs) => void this.cancel(playedMs) };
+    /** @type {Promise<void>} the latest turn's stream (resolves when it ends) */
+    this.running = Promise.resolve();
   }
 
-  /** Start over: later turns go to a fresh AgentCore session id, a conversation the agent has no history of. */
-  newConversation() {
-    this.sessionId = newSessionId();
+  /**
+   * Start a turn, as RelayClient.send does: a library Turn whose events, decoded audio (written to the sink, which
+   * begins its stream here) and end follow the agent's stream. Throws a TypeError for a language Kokoro does not speak.
+   * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, lang?: string | null,
+   *          turnId: string, timings?: boolean, audio?: "pcm" | "opus",
+   *          sink?: import("./client/sink.js").AudioSink | null}} options
+   * @returns {Turn}
+   */
+  send(options) {
+    langField(options.lang); // a bad language throws here, before any request
+    const wanted = options.audio ?? this.audioChoice.format;
+    const audio = wanted === OPUS_FORMAT && this._opusFactory !== null ? OPUS_FORMAT : "pcm";
+    const sink = options.sink === undefined ? this.sink : options.sink;
+    const turn = new Turn(this._host, options.turnId, sink, { audio, opusFactory: this._opusFactory });
+    sink?.begin?.(options.turnId);
+    this.running = this.run({ ...options, audio }, (event) => turn.apply(event));
+    return turn;
   }
 
   /**
    * Run one turn; resolves when its stream ends. `lang` (a code or voice letter; null: the voice's own) goes into
    * the payload as its code, as the gateway route sends it; a language Kokoro does not speak throws a TypeError
-   * before any request.
+   * before any request. `audio: "opus"` asks the agent for Opus (map only: decoding is the Turn's, send()).
    * @param {{prompt: string, mode?: string, voice?: string | null, speed?: number, lang?: string | null,
-   *          turnId: string, timings?: boolean}} turn
+   *          turnId: string, timings?: boolean, audio?: "pcm" | "opus"}} turn
+   * @param {((event: import("./client/session.js").ClientEvent) => void) | null} [apply]  the turn's events go
+   *   here too (send(): the library Turn)
    */
-  async run(turn) {
+  async run(turn, apply = null) {
     const lang = langField(turn.lang);
     this.turnId = turn.turnId;
     const payload = { prompt: turn.prompt, mode: turn.mode ?? "bidi", request_id: turn.turnId };
@@ -142,6 +198,12 @@ export class AgentDirectClient {
     if (turn.voice) Object.assign(payload, { voice: turn.voice });
     if (turn.speed !== undefined) Object.assign(payload, { speed: turn.speed });
     if (lang !== null) Object.assign(payload, { lang });
+    if (turn.audio === OPUS_FORMAT) Object.assign(payload, { audio: OPUS_FORMAT });
+    /** @param {import("./client/session.js").ClientEvent} event */
+    const emit = (event) => {
+      this._onEvent?.(event);
+      apply?.(event);
+    };
     const abort = new AbortController();
     this._abort = abort;
     const mapper = new AgentEventMapper();
@@ -153,10 +215,10 @@ export class AgentDirectClient {
       try {
         event = JSON.parse(sse.data);
       } catch {
-        this._onEvent(ended(turn.turnId, "failed", "invalid_json", "the agent sent an event that is not JSON"));
+        emit(ended(turn.turnId, "failed", "invalid_json", "the agent sent an event that is not JSON"));
         return;
       }
-      for (const out of mapper.map(event)) this._onEvent(out);
+      for (const out of mapper.map(event)) emit(out);
     };
     try {
       const response = await this._fetch(this.endpoint, {
@@ -171,7 +233,7 @@ export class AgentDirectClient {
       });
       if (!response.ok || response.body === null) {
         const text = (await response.text()).slice(0, 300);
-        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", `agent answered HTTP ${response.status}: ${text}`));
+        emit(ended(turn.turnId, "failed", "agent_unavailable", `agent answered HTTP ${response.status}: ${text}`));
         return;
       }
       const reader = response.body.getReader();
@@ -182,18 +244,23 @@ export class AgentDirectClient {
       }
       for (const sse of decoder.close()) handle(sse);
       if (!mapper.finished) {
-        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", "the agent's stream ended before the turn did: send again"));
+        emit(ended(turn.turnId, "failed", "agent_unavailable", "the agent's stream ended before the turn did: send again"));
       }
     } catch (err) {
       if (abort.signal.aborted) {
-        this._onEvent(ended(turn.turnId, "cancelled", null, null));
+        emit(ended(turn.turnId, "cancelled", null, null));
       } else {
         const message = err instanceof Error ? err.message : String(err);
-        this._onEvent(ended(turn.turnId, "failed", "agent_unavailable", `could not reach the agent: ${message}`));
+        emit(ended(turn.turnId, "failed", "agent_unavailable", `could not reach the agent: ${message}`));
       }
     } finally {
       this._abort = null;
     }
+  }
+
+  /** Start over: later turns go to a fresh AgentCore session id, a conversation the agent has no history of. */
+  newConversation() {
+    this.sessionId = newSessionId();
   }
 
   /**

@@ -1,7 +1,8 @@
 // The page: a conversation with the agent. Each turn is a pair of bubbles stacked in order; the composer stays
 // pinned at the bottom and the options fold away. The gateway route uses @kokoro-relay/client (./client/, the
 // package in clients/js): connect(), send() → a Turn whose events fill the bubble while its audio goes to the Web
-// Audio sink. The agent-direct route (local mode) reads the agent's SSE stream (agent_direct.js).
+// Audio sink. The agent-direct route (local mode) reads the agent's SSE stream (agent_direct.js) into the same
+// library Turn: Opus where this browser decodes it, the same sink, start-up buffer and "poor connection".
 //
 // Phone behaviour: audio is unlocked on the first tap anywhere (mobile browsers keep an AudioContext suspended
 // until a gesture), the screen is kept on while a reply plays (wake_lock.js), and when the page comes back (shown
@@ -450,36 +451,26 @@ function endTurn(view, outcome, code, message) {
 }
 
 /**
- * Direct (SSE) mode's events, in the session's shape (agent_direct.js maps the agent's events to them).
+ * Direct (SSE) mode's events beyond the Turn's own (agent_direct.js maps the agent's events to the session's): the
+ * model that answered, as the gateway route's client "event" listener shows it.
  * @param {import("./client/session.js").ClientEvent} event
  */
 function onDirectEvent(event) {
   const view = turn;
-  if (view === null) return;
-  switch (event.type) {
-    case "turn_started":
-      if (view.status === "sending") view.status = "streaming";
-      showModel(view, event.model);
-      break;
-    case "text_received":
-      appendText(view, event.text);
-      break;
-    case "speech_waiting_received":
-      noteWaiting(view);
-      break;
-    case "audio_received":
-      noteAudio(view, event.samples, player.enqueue(event.samples));
-      break;
-    case "words_received":
-      addCaptions(view, event.words, event.index);
-      break;
-    case "turn_ended":
-      endTurn(view, event.outcome, event.code, event.message);
-      return;
-    default:
-      break;
-  }
+  if (view === null || event.type !== "turn_started") return;
+  if (view.status === "sending") view.status = "streaming";
+  showModel(view, event.model);
   renderMetrics(view);
+}
+
+/**
+ * The direct route's client: Opus where this browser decodes it (as the gateway route), the page's sink.
+ * @param {Awaited<ReturnType<typeof loadConfig>>} config
+ */
+function ensureDirect(config) {
+  direct ??= new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent: onDirectEvent, sink: player, audio: config.audio });
+  Object.assign(window, { relayDirect: direct });
+  return direct;
 }
 
 /** @param {Awaited<ReturnType<typeof loadConfig>>} config */
@@ -558,11 +549,10 @@ function startTurn(config) {
   followConversation();
   wakeLock.hold();
   if (route() === "direct") {
-    direct = direct ?? new AgentDirectClient({ endpoint: config.agentEndpoint, onEvent: onDirectEvent });
-    showAudioFormat("pcm", "The direct route to the agent carries PCM");
-    direct.run(options).finally(() => {
-      if (turn === view) setRunning(false);
-    });
+    const agent = ensureDirect(config);
+    const relayTurn = agent.send(options); // begins the sink's stream again, as the gateway route's send does
+    showAudioFormat(relayTurn.audio, relayTurn.audio === "opus" ? "Speech travels as Opus, decoded by this browser" : (agent.audioChoice.reason ?? "Speech travels as raw PCM"));
+    bindTurn(view, relayTurn);
   } else {
     // player.begin() already started the stream: the sink is passed so Stop can ask it what was heard.
     const relayTurn = ensureClient(config).send(prompt, { ...options, sink: player });
@@ -584,13 +574,11 @@ function stopTurn() {
   const running = ["sending", "streaming"].includes(view.status);
   if (running) view.status = "cancelling";
   else ui.stop.disabled = true;
-  if (route() === "direct" || view.turn === null) {
-    const playedMs = player.playedMs();
+  if (view.turn === null) {
+    view.cancelPlayedMs = player.playedMs();
     player.stop();
-    view.cancelPlayedMs = playedMs;
-    direct?.cancel(playedMs);
   } else {
-    view.cancelPlayedMs = view.turn.cancel(); // the sink's played ms; stops the sink
+    view.cancelPlayedMs = view.turn.cancel(); // the sink's played ms; stops the sink; either route's cancel
   }
   renderMetrics(view);
 }
@@ -683,6 +671,7 @@ async function main() {
     navigator.serviceWorker.register("sw.js").catch((err) => console.warn("relay: no offline shell:", err));
   }
   if (config.gatewayUrl && config.token) ensureClient(config).connect();
+  ensureDirect(config); // chooses its Opus decoder now, so the first direct turn can ask for Opus
   return config;
 }
 

@@ -30,6 +30,7 @@ const SHELL = [
   "client/platform.js",
   "client/session.js",
   "client/sink.js",
+  "client/speech_length.js",
   "client/startup_buffer.js",
   "client/voices.js",
   "client/web_audio_sink.js",

@@ -1,9 +1,12 @@
 // Local mode (web/agent_direct.js): the agent's SSE body, cut into arbitrary chunks, gives the page the same
-// text and PCM relay_core framed; cancel posts the agent's cancel action with the same session header.
+// text and PCM relay_core framed; cancel posts the agent's cancel action with the same session header; send() runs
+// the turn through the library (a Turn: Opus asked for and decoded as on the gateway route, the sink's start-up
+// buffer fed the reply's text and each chunk's bytes on the wire).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
+import { PcmSink, Turn, WebAudioSink, base64ToBytes } from "../../clients/js/src/index.js";
 import { AGENTCORE_SESSION_HEADER, AgentDirectClient, AgentEventMapper, newSessionId } from "../../web/agent_direct.js";
 
 const sse = JSON.parse(readFileSync(new URL("./fixtures/sse_cases.json", import.meta.url), "utf8"));
@@ -151,4 +154,92 @@ test("direct: a turn whose speech waits in line says so before its audio, then s
   assert.equal(got.text, expected.text);
   assert.equal(got.pcm_b64, expected.pcm_b64);
   assert.equal(got.last.outcome, "completed");
+});
+
+// The direct route through the library: the same Opus negotiation and sink behaviour as the gateway route.
+const opus = JSON.parse(readFileSync(new URL("./fixtures/opus_tone.json", import.meta.url), "utf8"));
+/** The Opus fixture's turn as the agent streams it itself (request_id, not turn_id), one SSE event each. */
+const opusBody = Buffer.from(
+  opus.messages
+    .map((m) => JSON.parse(m))
+    .map(({ turn_id, ...event }) => `data: ${JSON.stringify({ ...event, request_id: turn_id })}\n\n`)
+    .join(""),
+);
+const opusChunks = opus.messages.map((m) => JSON.parse(m)).filter((m) => m.type === "audio_chunk");
+
+test("direct: send() asks the agent for Opus once a decoder is found, and the sink gets its PCM on the PCM timeline", async () => {
+  const requests = [];
+  const written = [];
+  const texts = [];
+  const sink = new PcmSink({ onPcm: (samples, offset) => written.push({ samples, offset }) });
+  Object.assign(sink, { text: (/** @type {string} */ t) => texts.push(t) });
+  const client = new AgentDirectClient({ endpoint: "/a", fetchImpl: fakeFetch(opusBody, 333, requests), audio: "opus", sink });
+  assert.deepEqual(await client.audioReady, { format: "opus", decoder: "wasm", reason: null });
+  const turn = client.send({ prompt: "hum", turnId: "t-9" });
+  assert.ok(turn instanceof Turn);
+  assert.equal(turn.audio, "opus");
+  const result = await turn.done;
+  assert.equal(JSON.parse(requests[0].init.body).audio, "opus");
+  assert.equal(result.outcome, "completed");
+  assert.equal(result.samples, opus.total_samples);
+  assert.deepEqual(written.map((w) => [w.offset, w.samples.length]), opusChunks.map((c) => [c.sample_offset, c.samples]));
+  const expected = opus.expected_pcm.map((b64) => {
+    const bytes = base64ToBytes(b64);
+    return new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2);
+  });
+  let energy = 0;
+  let error = 0;
+  written.forEach((w, i) => w.samples.forEach((v, j) => ((energy += expected[i][j] ** 2), (error += (v - expected[i][j]) ** 2))));
+  assert.ok(10 * Math.log10(energy / Math.max(error, 1)) > 30, "decoded as libopus decodes it");
+});
+
+test("direct: a PCM client (or a turn before the decoder is chosen) asks for PCM: no audio field, PCM to the sink", async () => {
+  const requests = [];
+  let samples = 0;
+  const sink = new PcmSink({ onPcm: (s) => (samples += s.length) });
+  const client = new AgentDirectClient({ endpoint: "/a", fetchImpl: fakeFetch(turnBody, 4096, requests), sink });
+  const early = client.send({ prompt: "hi", turnId: "t-1", audio: "opus" }); // no decoder chosen yet: PCM
+  assert.equal(early.audio, "pcm");
+  await early.done;
+  assert.equal(JSON.parse(requests[0].init.body).audio, undefined);
+  assert.equal(samples * 2, Buffer.from(expected.pcm_b64, "base64").length);
+  assert.equal((await client.audioReady).format, "pcm");
+});
+
+test("direct: the sink's start-up buffer and events work as on the gateway route (text ahead, wire bytes, link)", async () => {
+  const links = [];
+  const writes = [];
+  const sink = new WebAudioSink({
+    createContext: () => /** @type {any} */ ({ currentTime: 0, state: "running", destination: {}, createBuffer: (_c, n) => ({ getChannelData: () => new Float32Array(n) }), createBufferSource: () => ({ connect() {}, disconnect() {}, start() {}, stop() {}, onended: null, buffer: null }) }),
+  });
+  const write = sink.write.bind(sink);
+  sink.write = (s, o, wireBytes) => (writes.push(wireBytes), write(s, o, wireBytes));
+  sink.on("link", (e) => links.push(e));
+  const client = new AgentDirectClient({ endpoint: "/a", fetchImpl: fakeFetch(turnBody, 4096, []), sink });
+  const turn = client.send({ prompt: "hi", turnId: "t-1" });
+  const stalls = [];
+  turn.on("stall", (e) => stalls.push(e));
+  await turn.done;
+  assert.equal(links.length, 1, "the Turn handed the sink's link event on");
+  assert.ok(writes.length > 0 && writes.every((b) => b > 0), "each write carries its bytes on the wire");
+  assert.ok(sink.expectedS() > 0 && sink._length.chars === expected.text.length, "the sink got the reply's text");
+});
+
+test("direct: Turn.cancel() on the direct route posts the cancel with the sink's played ms", async () => {
+  const requests = [];
+  const sink = new PcmSink({ onPcm: () => undefined, playedMs: () => 1234 });
+  const client = new AgentDirectClient({ endpoint: "/a", fetchImpl: fakeFetch(turnBody, 4096, requests), sink });
+  const turn = client.send({ prompt: "hi", turnId: "t-4" });
+  await turn.done;
+  assert.equal(turn.cancel(), 1234);
+  await client.running;
+  await new Promise((r) => setTimeout(r, 0));
+  assert.deepEqual(client.sentCancels, [{ action: "cancel", request_id: "t-4", played_ms: 1234 }]);
+});
+
+test("direct: send() refuses a language Kokoro does not speak before any request", () => {
+  const requests = [];
+  const client = new AgentDirectClient({ endpoint: "/a", fetchImpl: fakeFetch(turnBody, 4096, requests) });
+  assert.throws(() => client.send({ prompt: "hi", lang: "klingon", turnId: "t-5" }), TypeError);
+  assert.equal(requests.length, 0);
 });

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { DEFAULT_MAX_WAIT_S, StartupBuffer, deficitS } from "../../clients/js/src/startup_buffer.js";
+import { ArrivalRate, DEFAULT_MAX_WAIT_S, StartupBuffer, deficitS } from "../../clients/js/src/startup_buffer.js";
 
 const CHUNK_S = 0.1;
 
@@ -124,4 +124,44 @@ test("startup: deficitS is the audio a slow link falls behind over the rest of t
   assert.equal(deficitS(0, 3), Infinity);
   assert.ok(Math.abs(deficitS(0.6, 3) - 2) < 1e-12);
   assert.ok(Math.abs(deficitS(0.5, 3) - 3) < 1e-12);
+});
+
+test("startup: a 12 s reply at 0.6x, told by expect(), waits long enough to play through (4 s assumed would not)", () => {
+  const told = new StartupBuffer(SLOW);
+  told.expect(12, 0);
+  const result = simulate(schedule(0.6, 12), told);
+  assert.equal(result.stalls, 0);
+  assert.ok(result.startupS < DEFAULT_MAX_WAIT_S, `waited ${result.startupS} s`);
+  assert.ok(simulate(schedule(0.6, 12), new StartupBuffer(SLOW)).stalls > 0);
+});
+
+test("startup: expect() decides again: a shorter turn than assumed starts at once once its audio is all there", () => {
+  const buffer = new StartupBuffer(SLOW);
+  assert.equal(buffer.arrive(0.5, 1).start, false);
+  assert.equal(buffer.expect(0.5, 1.1).start, true);
+});
+
+test("startup: a rebuffer shares the turn's arrivals: its rate is the turn's from the turn's first arrival", () => {
+  const arrivals = new ArrivalRate();
+  arrivals.add(0.1, 1);
+  arrivals.add(0.1, 1 + 0.1 / 0.6);
+  arrivals.add(0.1, 1 + 0.2 / 0.6);
+  const rebuffer = new StartupBuffer({ priorRate: arrivals.rate(), arrivals, expectedS: 3 });
+  const decision = rebuffer.arrive(0.1, 1 + 0.2 / 0.6);
+  assert.ok(Math.abs(/** @type {number} */ (decision.rate) - 0.6) < 1e-9);
+  assert.equal(decision.start, false);
+  assert.equal(rebuffer.bufferedS, 0.1, "only what arrived into the rebuffer counts as buffered");
+});
+
+test("startup: ArrivalRate does not count the first arrival's audio, and calls simultaneous arrivals Infinity", () => {
+  const arrivals = new ArrivalRate();
+  assert.equal(arrivals.rate(), null);
+  arrivals.add(1, 0);
+  assert.equal(arrivals.rate(), null);
+  arrivals.add(0.5, 1);
+  assert.equal(arrivals.rate(), 0.5);
+  const together = new ArrivalRate();
+  together.add(1, 3);
+  together.add(1, 3);
+  assert.equal(together.rate(), Infinity);
 });

@@ -234,14 +234,18 @@ test("sink: with no slow link measured playback starts at the first chunk", () =
   assert.equal(links[0].startupS, 0);
 });
 
-test("sink: a stall after the start is an event with its duration, and counted as an underrun", () => {
+test("sink: a stall after the start is an event with its duration (once playback resumes), and counted as an underrun", () => {
   const { player, stalls, advance } = clockedPlayer();
   player.begin("t1");
   advance(1);
   player.write(block(CHUNK, 0), 0);
   player.write(block(CHUNK, 1), CHUNK); // starts: plays 1.1 .. 1.3
   advance(2);
-  player.write(block(CHUNK, 2), 2 * CHUNK); // ran dry at 1.3, plays again at 2.1
+  player.write(block(CHUNK, 2), 2 * CHUNK); // ran dry at 1.3: the rebuffer holds it (0.2 audio s per wall s)
+  assert.equal(player.buffering, true);
+  assert.equal(stalls.length, 0, "the stall is reported when playback resumes");
+  player.end(); // the turn's audio is complete: plays again at 2.1
+  assert.equal(player.rebuffers, 1);
   assert.equal(player.underruns, 1);
   assert.equal(player.stalls, 1);
   assert.equal(stalls.length, 1);
@@ -283,4 +287,101 @@ test("sink: startup false plays every write at once", () => {
   player.begin("t1");
   player.write(block(CHUNK, 0), 0);
   assert.equal(ctx.started.length, 1);
+});
+
+/** Base64 bytes of a CHUNK of PCM on the wire (what the client passes as write's wireBytes). */
+const PCM_WIRE = 4 * Math.ceil((CHUNK * 2) / 3);
+
+/**
+ * One turn of `seconds` of audio in 0.1 s chunks over a link of `rate`, its audio from wall time `from`; the reply's
+ * text (`chars` characters, default: what `seconds` of speech reads at 14 characters a second) arrives ahead of it,
+ * in four pieces over its first second. Returns the wall time of its first chunk.
+ * @param {ReturnType<typeof clockedPlayer>} p
+ * @param {{from: number, rate: number, seconds: number, chars?: number | null}} turn
+ */
+function playTurn(p, { from, rate, seconds, chars }) {
+  p.player.begin("t");
+  const text = "x".repeat(chars === undefined ? Math.round(seconds * 14) : (chars ?? 0));
+  const pieces = text === "" ? [] : [0, 1, 2, 3].map((k) => ({ at: from - 0.2 + k * 0.3, text: text.slice((k * text.length) / 4, ((k + 1) * text.length) / 4) }));
+  const chunks = Math.round(seconds / 0.1);
+  for (let i = 0; i < chunks; i++) {
+    const at = from + (i * 0.1) / rate;
+    while (pieces.length > 0 && pieces[0].at <= at) {
+      const piece = /** @type {{at: number, text: string}} */ (pieces.shift());
+      p.advance(Math.max(p.ctx.currentTime, piece.at));
+      p.player.text(piece.text);
+    }
+    p.advance(at);
+    p.player.write(block(CHUNK, i), i * CHUNK, PCM_WIRE);
+  }
+  p.player.end();
+  p.advance(from + chunks * 0.1 / rate + 30); // plays out (and fires any start-up timer)
+  return from;
+}
+
+test("sink: a first turn at 0.6x with no prior starts at once, stalls once, rebuffers by the measured rate, then plays through", () => {
+  for (const seconds of [4, 12]) {
+    const p = clockedPlayer();
+    playTurn(p, { from: 1, rate: 0.6, seconds });
+    assert.equal(p.ctx.started[0].startedAt, 1.1, "the first sound went out at once");
+    assert.equal(p.player.stalls, 1, `${seconds} s reply: one stall`);
+    assert.equal(p.player.rebuffers, 1);
+    assert.equal(p.stalls.length, 1);
+    const after = p.player.scheduled.filter((b) => b.afterUnderrun);
+    assert.equal(after.length, 1, "after the rebuffer, no underrun");
+    assert.deepEqual(p.player.scheduleGaps(), []);
+    assert.equal(p.player.sampleCount, Math.round(seconds / 0.1) * CHUNK);
+  }
+});
+
+test("sink: without the rebuffer the same first turn stalls again and again (what the rebuffer prevents)", () => {
+  const p = clockedPlayer(false);
+  playTurn(p, { from: 1, rate: 0.6, seconds: 4 });
+  assert.ok(p.player.underruns > 5, `${p.player.underruns} underruns`);
+});
+
+test("sink: a 12 s reply at 0.6x plays without a stall after start-up: its text says how long it is", () => {
+  const p = clockedPlayer();
+  playTurn(p, { from: 1, rate: 0.6, seconds: 4 }); // measures the link
+  playTurn(p, { from: 100, rate: 0.6, seconds: 12 });
+  assert.ok(Math.abs(p.player.linkRate - 0.6) < 1e-9);
+  assert.equal(p.links.at(-1).slow, true);
+  assert.ok(p.links.at(-1).startupS > 5 && p.links.at(-1).startupS < 10, `waited ${p.links.at(-1).startupS} s`);
+  assert.equal(p.player.underruns, 0);
+  assert.equal(p.player.stalls, 0);
+  assert.equal(p.player.rebuffers, 0);
+});
+
+test("sink: the same 12 s reply without its text (4 s assumed, then 4 s more at each stall) stalls (what the text prevents)", () => {
+  const p = clockedPlayer();
+  playTurn(p, { from: 1, rate: 0.6, seconds: 4, chars: null });
+  playTurn(p, { from: 100, rate: 0.6, seconds: 12, chars: null });
+  assert.ok(p.player.stalls >= 1, "the start-up buffer sized for 4 s ran dry");
+  assert.equal(p.player.rebuffers, p.player.stalls);
+});
+
+test("sink: a first turn whose platform reports a slow downlink buffers from its first chunk and never stalls", () => {
+  const p = clockedPlayer({});
+  // 300 kbit/s against PCM's 512 kbit/s of base64: 0.59 audio seconds per wall second
+  p.player._downlinkBps = () => 300_000;
+  playTurn(p, { from: 1, rate: 0.6, seconds: 4 });
+  assert.ok(Math.abs(p.links[0].rate - 0.6) < 0.05, `rate ${p.links[0].rate}`);
+  assert.equal(p.links[0].slow, true);
+  assert.ok(p.ctx.started[0].startedAt > 1.1, "it waited for the start-up buffer");
+  assert.equal(p.player.stalls, 0);
+  assert.equal(p.player.underruns, 0);
+});
+
+test("sink: on a fast link the first sound is unchanged: at the first chunk, whatever the downlink estimate says", () => {
+  const reference = clockedPlayer(false);
+  playTurn(reference, { from: 1, rate: 20, seconds: 4 });
+  for (const downlink of [null, 10e6, 600_000]) {
+    const p = clockedPlayer({});
+    p.player._downlinkBps = () => downlink;
+    playTurn(p, { from: 1, rate: 20, seconds: 4 });
+    assert.equal(p.ctx.started[0].startedAt, reference.ctx.started[0].startedAt, `downlink ${downlink}`);
+    assert.equal(p.links[0].startupS, 0);
+    assert.equal(p.player.stalls, 0);
+    assert.deepEqual(p.player.scheduledSamples(), reference.player.scheduledSamples());
+  }
 });

@@ -8,7 +8,7 @@
 
 import { Connection } from "./connection.js";
 import { Emitter } from "./emitter.js";
-import { OPUS_FORMAT, OpusStream, chooseOpusDecoder } from "./opus.js";
+import { OPUS_FORMAT, OpusStream, base64Length, chooseAudio } from "./opus.js";
 import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./session.js";
 
 /**
@@ -36,7 +36,15 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
 
 /**
  * What the client asks for, once its Opus decoder is chosen (client.audioReady).
- * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
+ * @typedef {import("./opus.js").AudioChoice} AudioChoice
+ */
+
+/**
+ * What a Turn needs from whatever carries it: the gateway's RelayClient, or another route to the agent (the web
+ * page's direct route feeds a Turn the agent's own SSE events).
+ * @typedef {object} TurnHost
+ * @property {(message: string) => void} protocolError  something of the turn could not be applied (the app hears of it)
+ * @property {(turnId: string, playedMs: number | null) => void} cancel  ask the server to stop the turn
  */
 
 /**
@@ -76,24 +84,31 @@ import { ClientSession, LimitExceededError, TurnOutcome, newTurnId } from "./ses
  * @property {import("./sink.js").PlaybackEvents["link"]} link  the sink started playing after its start-up buffer
  */
 
-/** @extends {Emitter<TurnEvents>} */
+/**
+ * A turn's events in order, its audio decoded and written to its sink (with the reply's text, so a sink can size its
+ * start-up buffer). RelayClient.send() makes them; another route to the agent makes one with its own TurnHost and
+ * feeds it the session's events (apply).
+ * @extends {Emitter<TurnEvents>}
+ */
 export class Turn extends Emitter {
   /**
-   * @param {RelayClient} client
+   * @param {TurnHost} host
    * @param {string} id
    * @param {import("./sink.js").AudioSink | null} sink
+   * @param {{audio?: "pcm" | "opus", opusFactory?: import("./opus.js").OpusDecoderFactory | null}} [options]  what
+   *   the turn asked for, and the decoder for Opus
    */
-  constructor(client, id, sink) {
+  constructor(host, id, sink, options = {}) {
     super();
     this.id = id;
-    this._client = client;
+    this._host = host;
     this.sink = sink;
     this.text = "";
     this.samples = 0;
     /** @type {"pcm" | "opus"} what this turn asked for */
-    this.audio = "pcm";
+    this.audio = options.audio ?? "pcm";
     /** @type {import("./opus.js").OpusDecoderFactory | null} */
-    this._opusFactory = null;
+    this._opusFactory = options.opusFactory ?? null;
     /** @type {OpusStream | null} the turn's Opus decoder (one per turn, kept across resumes) */
     this._opus = null;
     /** @type {Promise<void> | null} events waiting behind an Opus chunk being decoded (order is kept) */
@@ -125,15 +140,16 @@ export class Turn extends Emitter {
     const heard = playedMs ?? this.sink?.playedMs() ?? null;
     this.sink?.stop();
     if (this.finished && heard === null) return null; // nothing to tell the agent
-    this._client._sendCancel(this.id, heard);
+    this._host.cancel(this.id, heard);
     return heard;
   }
 
   /**
-   * Apply a session event in order: behind an Opus chunk still decoding, later events wait their turn.
+   * Apply the turn's next session event (ClientSession's, or an equivalent from another route), in order: behind an
+   * Opus chunk still decoding, later events wait their turn.
    * @param {import("./session.js").ClientEvent} event
    */
-  _apply(event) {
+  apply(event) {
     if (this._pending === null && event.type !== "opus_received") {
       this._applyNow(event);
       return;
@@ -141,7 +157,7 @@ export class Turn extends Emitter {
     /** @type {Promise<void>} */
     const tail = (this._pending ?? Promise.resolve())
       .then(() => this._applyNow(event))
-      .catch((err) => this._client.emit("protocolError", { message: `turn ${this.id}: ${err?.message ?? err}` }))
+      .catch((err) => this._host.protocolError(`turn ${this.id}: ${err?.message ?? err}`))
       .then(() => {
         if (this._pending === tail) this._pending = null;
       });
@@ -159,19 +175,22 @@ export class Turn extends Emitter {
     } catch (err) {
       // silence keeps the timeline (and played_ms) exact; the app hears of it
       samples = new Int16Array(event.sampleCount);
-      this._client.emit("protocolError", { message: `turn ${this.id}: audio_chunk ${event.seq} did not decode (${/** @type {any} */ (err)?.message ?? err})` });
+      this._host.protocolError(`turn ${this.id}: audio_chunk ${event.seq} did not decode (${/** @type {any} */ (err)?.message ?? err})`);
     }
-    this._deliver(samples, event.sampleOffset, event.seq);
+    let wireBytes = 0;
+    for (const packet of event.packets) wireBytes += packet.length;
+    this._deliver(samples, event.sampleOffset, event.seq, base64Length(wireBytes));
   }
 
   /**
    * @param {Int16Array} samples
    * @param {number} sampleOffset
    * @param {number} seq
+   * @param {number} wireBytes  what the audio took on the wire (its base64)
    */
-  _deliver(samples, sampleOffset, seq) {
+  _deliver(samples, sampleOffset, seq, wireBytes) {
     this.samples += samples.length;
-    this.sink?.write(samples, sampleOffset);
+    this.sink?.write(samples, sampleOffset, wireBytes);
     this.emit("audio", { samples, sampleOffset, seq });
   }
 
@@ -183,23 +202,25 @@ export class Turn extends Emitter {
     switch (event.type) {
       case "text_received":
         this.text += event.text;
+        this.sink?.text?.(event.text);
         this.emit("text", { text: event.text, seq: event.seq });
         break;
       case "audio_started":
         if (event.format === OPUS_FORMAT && this._opus === null) {
           if (this._opusFactory === null) {
-            this._client.emit("protocolError", { message: `turn ${this.id}: Opus audio came but no decoder was chosen (ask with audio: "opus")` });
+            this._host.protocolError(`turn ${this.id}: Opus audio came but no decoder was chosen (ask with audio: "opus")`);
           } else {
             this._opus = new OpusStream({ factory: this._opusFactory, preSkip: event.preSkip, sampleRate: event.sampleRate, channels: event.channels });
           }
         }
         break;
       case "audio_received":
-        this._deliver(event.samples, event.sampleOffset, event.seq);
+        this._deliver(event.samples, event.sampleOffset, event.seq, base64Length(event.samples.length * 2));
         break;
       case "opus_received":
         return this._decodeOpus(event);
       case "words_received":
+        this.sink?.words?.(event.words);
         this.emit("words", { words: event.words, seq: event.seq, index: event.index });
         break;
       case "speech_waiting_received":
@@ -267,6 +288,11 @@ export class RelayClient extends Emitter {
      * @type {Promise<AudioChoice>}
      */
     this.audioReady = this._chooseAudio(audio, options.opusDecoder ?? null);
+    /** @type {TurnHost} how this client's turns report and cancel */
+    this._turnHost = {
+      protocolError: (message) => this.emit("protocolError", { message }),
+      cancel: (turnId, playedMs) => this._sendCancel(turnId, playedMs),
+    };
     /** @type {Map<string, Turn>} */
     this.turns = new Map();
     /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
@@ -324,9 +350,7 @@ export class RelayClient extends Emitter {
       throw err;
     }
     const sink = options.sink === undefined ? this.sink : options.sink;
-    const turn = new Turn(this, turnId, sink);
-    turn.audio = audio;
-    turn._opusFactory = this._opusFactory;
+    const turn = new Turn(this._turnHost, turnId, sink, { audio, opusFactory: this._opusFactory });
     this.turns.set(turnId, turn);
     sink?.begin?.(turnId);
     this.connection.send(message, turnId);
@@ -394,14 +418,10 @@ export class RelayClient extends Emitter {
    * @returns {Promise<AudioChoice>}
    */
   async _chooseAudio(audio, injected) {
-    const found = await chooseOpusDecoder(injected);
-    if (found.factory === null) {
-      this.audioChoice = { format: "pcm", decoder: null, reason: found.reason };
-    } else {
-      this._opusFactory = found.factory;
-      this.audioChoice = { format: audio, decoder: found.name, reason: audio === "pcm" ? "PCM asked for (connect({audio}))" : null };
-    }
-    return this.audioChoice;
+    const { choice, factory } = await chooseAudio(audio, injected);
+    this._opusFactory = factory;
+    this.audioChoice = choice;
+    return choice;
   }
 
   /**
@@ -411,7 +431,7 @@ export class RelayClient extends Emitter {
    * @param {LimitExceededError} err
    */
   _refuse(turnId, err) {
-    const turn = new Turn(this, turnId, null);
+    const turn = new Turn(this._turnHost, turnId, null);
     this.turns.set(turnId, turn);
     const outcome = TurnOutcome.REJECTED;
     void Promise.resolve().then(() => this._onEvent({ type: "turn_ended", turnId, outcome, code: err.code, message: err.message }));
@@ -442,7 +462,7 @@ export class RelayClient extends Emitter {
       const error = Object.assign(new Error(`newConversation was refused: ${event.message} (${event.code})`), { code: event.code });
       for (const waiter of this._conversationWaiters.splice(0)) waiter.reject(error);
     }
-    if ("turnId" in event && event.turnId !== null) this.turns.get(event.turnId)?._apply(event);
+    if ("turnId" in event && event.turnId !== null) this.turns.get(event.turnId)?.apply(event);
   }
 }
 

@@ -13,6 +13,8 @@ export {
   OpusWireError,
   PCM_FORMAT,
   WASM_DECODER_PACKAGE,
+  base64Length,
+  chooseAudio,
   chooseOpusDecoder,
   floatToInt16,
   splitPackets,
@@ -21,7 +23,7 @@ export {
   webCodecsOpusFactory,
 } from "./opus.js";
 export { PcmAssembler, PcmTimeline, SAMPLE_RATE, base64ToBytes, bytesToBase64, firstAudibleIndex, fnv1a, pcmSampleCount } from "./pcm.js";
-export { PlatformError } from "./platform.js";
+export { PlatformError, platformDownlinkBps } from "./platform.js";
 export {
   ClientSession,
   ClientTurn,
@@ -35,6 +37,7 @@ export {
   TurnPhase,
   applyWords,
   newTurnId,
+  opusChunkEvent,
   parseWordIndex,
   parseWords,
   playedMsField,
@@ -43,4 +46,5 @@ export {
 export { PcmSink } from "./sink.js";
 export { EMBEDDED_DEFAULT_VOICE, OFFICIAL_VOICES, PREFERRED_DEFAULT_VOICE, VOICE_GROUPS } from "./voices.js";
 export { WebAudioSink } from "./web_audio_sink.js";
-export { StartupBuffer, deficitS } from "./startup_buffer.js";
+export { ArrivalRate, DEFAULT_EXPECTED_S, DEFAULT_MARGIN_S, DEFAULT_MAX_WAIT_S, StartupBuffer, deficitS } from "./startup_buffer.js";
+export { DEFAULT_CHARS_PER_S, SpeechLength } from "./speech_length.js";

@@ -269,6 +269,33 @@ export async function chooseOpusDecoder(injected, packageName = WASM_DECODER_PAC
 }
 
 /**
+ * What a client asks for, once its Opus decoder is chosen.
+ * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
+ */
+
+/**
+ * The audio format a client's turns ask for: Opus with the decoder found (chooseOpusDecoder) when `audio` is "opus",
+ * else PCM and why. The factory is returned whenever a decoder works (a turn may still ask for Opus by itself).
+ * @param {"pcm" | "opus"} audio
+ * @param {OpusDecoderFactory | null | undefined} injected
+ * @returns {Promise<{choice: AudioChoice, factory: OpusDecoderFactory | null}>}
+ */
+export async function chooseAudio(audio, injected) {
+  const found = await chooseOpusDecoder(injected);
+  if (found.factory === null) return { choice: { format: "pcm", decoder: null, reason: found.reason }, factory: null };
+  const reason = audio === "pcm" ? "PCM asked for (connect({audio}))" : null;
+  return { choice: { format: audio, decoder: found.name, reason }, factory: found.factory };
+}
+
+/**
+ * Bytes that `bytes` raw bytes take in base64 (how an audio_chunk carries them).
+ * @param {number} bytes
+ */
+export function base64Length(bytes) {
+  return 4 * Math.ceil(bytes / 3);
+}
+
+/**
  * @param {Float32Array[]} parts
  * @returns {Float32Array}
  */

@@ -59,3 +59,14 @@ export function timersImpl(injected) {
   if (typeof g.setTimeout !== "function") throw new PlatformError("no setTimeout on this platform: pass connect({timers})");
   return { setTimeout: (fn, ms) => g.setTimeout(fn, ms), clearTimeout: (handle) => g.clearTimeout(handle) };
 }
+
+/**
+ * The platform's estimate of the network's downlink in bits per second: the Network Information API's
+ * `navigator.connection.downlink` (megabits per second; Chromium-based browsers, Android WebView), null where the
+ * platform has none (Firefox, Safari, Node, React Native without a polyfill) or it says nothing useful (0).
+ * @returns {number | null}
+ */
+export function platformDownlinkBps() {
+  const downlink = /** @type {any} */ (globalThis).navigator?.connection?.downlink;
+  return typeof downlink === "number" && Number.isFinite(downlink) && downlink > 0 ? downlink * 1e6 : null;
+}

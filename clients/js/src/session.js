@@ -453,20 +453,35 @@ export class ClientSession {
    * @returns {ClientEvent}
    */
   _applyOpus(turn, msg, bytes) {
-    let packets;
-    try {
-      packets = splitPackets(bytes, msg.packet_bytes);
-    } catch (err) {
-      if (err instanceof OpusWireError) return protocolError(`audio_chunk ${msg.seq}: ${err.message}`);
-      throw err;
-    }
-    if (!Number.isInteger(msg.samples) || msg.samples < 0) return protocolError(`audio_chunk ${msg.seq} (Opus) lacks a valid samples count`);
-    if (msg.sample_offset !== turn._opusSamples) {
-      return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${turn._opusSamples}`);
-    }
-    turn._opusSamples += msg.samples;
-    return { type: "opus_received", turnId: turn.turnId, seq: msg.seq, sampleOffset: msg.sample_offset, sampleCount: msg.samples, packets };
+    const event = opusChunkEvent(turn.turnId, msg, bytes, turn._opusSamples);
+    if (event.type === "opus_received") turn._opusSamples += event.sampleCount;
+    return event;
   }
+}
+
+/**
+ * The opus_received event of an Opus audio_chunk (the gateway's, or the agent's own on its SSE stream: the same
+ * fields) whose `data` decoded to `bytes`: its packets and where its PCM goes. Its sample_offset must be
+ * `expectedOffset` (the PCM-timeline samples of the turn's Opus chunks before it); a protocol_error otherwise.
+ * @param {string} turnId
+ * @param {any} msg
+ * @param {Uint8Array} bytes
+ * @param {number} expectedOffset
+ * @returns {ClientEvent}
+ */
+export function opusChunkEvent(turnId, msg, bytes, expectedOffset) {
+  let packets;
+  try {
+    packets = splitPackets(bytes, msg.packet_bytes);
+  } catch (err) {
+    if (err instanceof OpusWireError) return protocolError(`audio_chunk ${msg.seq}: ${err.message}`);
+    throw err;
+  }
+  if (!Number.isInteger(msg.samples) || msg.samples < 0) return protocolError(`audio_chunk ${msg.seq} (Opus) lacks a valid samples count`);
+  if (msg.sample_offset !== expectedOffset) {
+    return protocolError(`audio_chunk ${msg.seq} starts at sample ${msg.sample_offset}, expected ${expectedOffset}`);
+  }
+  return { type: "opus_received", turnId, seq: msg.seq, sampleOffset: msg.sample_offset, sampleCount: msg.samples, packets };
 }
 
 /**

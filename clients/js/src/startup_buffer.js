@@ -1,36 +1,47 @@
-// How long a turn's audio waits before it starts to play, chosen from the link: the start-up buffer.
+// How long a turn's audio waits before it starts to play, chosen from the link: the start-up buffer, and the same
+// decision again after a stall (the rebuffer).
 //
 // Pure (no timers, no audio): the sink reports each arrival (audio seconds, wall clock) and asks whether to start.
-// A link's rate is the audio seconds that arrive per wall second. A link at rate r < 1 that still has R seconds of
-// audio to deliver falls behind playback by R (1 - r) / r seconds before the last audio arrives, so playback that
-// starts with at least that much buffered (plus a margin for jitter) never stalls. The rest of the stream is
-// estimated as the expected turn length less what has arrived.
+// A link's rate is the audio seconds that arrive per wall second (ArrivalRate: between a turn's first and latest
+// arrival, the first chunk's audio not counted). A link at rate r < 1 that still has R seconds of audio to deliver
+// falls behind playback by R (1 - r) / r seconds before the last audio arrives, so playback that starts with at least
+// that much buffered (plus a margin for jitter) never stalls. The rest of the stream is the turn's expected length
+// (expectedS: the sink's estimate from the reply's text, speech_length.js; DEFAULT_EXPECTED_S without one) less what
+// has arrived; expect() updates it as text arrives.
 //
-// The first sound never waits for a measurement: with no earlier turn measured (`priorRate` null), or an earlier
-// turn's link at or above real time, playback starts at the turn's first arrival, exactly as without a start-up
-// buffer (a wait for a second arrival would cost every turn the gap between its first two messages). Once a turn
-// has measured a slow link (the sink passes the previous turn's rate as `priorRate`), the next turn buffers: its
-// own rate (between its first and latest arrival, the first chunk's audio not counted) once it has two arrivals,
-// the prior rate before that. Nothing waits longer than maxWaitS after the first arrival, and the end of the stream
-// starts playback at once.
+// The first sound never waits for a measurement: with no prior rate (`priorRate` null: no earlier turn measured,
+// and the platform gave no bandwidth estimate), or a prior at or above real time, playback starts at the turn's
+// first arrival, exactly as without a start-up buffer. With a prior below real time (the previous turn's measured
+// rate, or on a first turn the platform's downlink estimate: web_audio_sink.js), the turn buffers: at the turn's own
+// rate once it has two arrivals, the prior before that. Nothing waits longer than maxWaitS after the buffer's first
+// arrival, and the end of the stream starts playback at once.
+//
+// A first turn on a slow link without a prior starts at once and stalls when its audio runs dry; the sink then
+// rebuffers ONCE with a StartupBuffer over the rest of the turn (priorRate and arrivals: the turn's measured rate;
+// expectedS: the turn's expected length less the audio already played), so the turn stalls once and then plays
+// through.
 
 /** Audio seconds a turn is assumed to hold when the sink does not know (a spoken reply of a sentence or two). */
 export const DEFAULT_EXPECTED_S = 4;
 /** Extra audio buffered beyond the computed deficit, for arrival jitter. */
 export const DEFAULT_MARGIN_S = 0.25;
 /**
- * The longest start-up wait, measured from the turn's first arrival (wall seconds). A WebSocket message arrives
- * whole, and with Opus one message can hold a sentence (~1.7 s of speech): on a link at 0.6x real time it takes
- * ~3 s to arrive, so a shorter bound would start just before the second sentence lands, and stall.
+ * The longest start-up (or rebuffer) wait, measured from the buffer's first arrival (wall seconds). A WebSocket
+ * message arrives whole, and with Opus one message can hold a sentence (~1.7 s of speech): on a link at 0.6x real
+ * time it takes ~3 s to arrive. A reply of E seconds at rate r needs E (1 - r) wall seconds of wait: a 12 s reply
+ * at 0.6x waits ~5 s of audio, 8 s of wall time. Past this bound playback starts anyway (and may rebuffer once).
  */
-export const DEFAULT_MAX_WAIT_S = 5;
+export const DEFAULT_MAX_WAIT_S = 10;
 
 /**
  * @typedef {object} StartupOptions
  * @property {number} [expectedS] audio seconds the turn is assumed to hold (default DEFAULT_EXPECTED_S)
  * @property {number} [marginS]   audio seconds kept beyond the deficit (default DEFAULT_MARGIN_S)
  * @property {number} [maxWaitS]  longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
- * @property {number | null} [priorRate] the link's rate measured on the previous turn (null: none measured)
+ * @property {number | null} [priorRate] the link's rate known before this buffer's arrivals (the previous turn's, the
+ *   platform's estimate, or for a rebuffer this turn's; null: none)
+ * @property {ArrivalRate} [arrivals] where the rate is measured (default: this buffer's own arrivals; a rebuffer
+ *   shares the turn's, so its rate covers the whole turn)
  */
 
 /**
@@ -41,31 +52,68 @@ export const DEFAULT_MAX_WAIT_S = 5;
  * @property {number} neededS    audio seconds that must be buffered at this rate (Infinity: unknown yet)
  */
 
-/** The start-up decision of one turn: feed it arrivals until it says start. */
+/**
+ * A turn's arrival rate: audio seconds per wall second between its first and latest arrival, the first arrival's
+ * audio not counted (it was already there when the clock started).
+ */
+export class ArrivalRate {
+  constructor() {
+    /** @type {number | null} wall time (s) of the first arrival */
+    this.firstAt = null;
+    this.firstS = 0;
+    /** Audio seconds that have arrived, the first arrival's included. */
+    this.audioS = 0;
+    /** @type {number | null} wall time (s) of the latest arrival */
+    this.lastAt = null;
+  }
+
+  /**
+   * @param {number} audioS
+   * @param {number} nowS
+   */
+  add(audioS, nowS) {
+    if (this.firstAt === null) {
+      this.firstAt = nowS;
+      this.firstS = audioS;
+    }
+    this.lastAt = nowS;
+    this.audioS += audioS;
+  }
+
+  /**
+   * The rate (null before a second arrival; Infinity when all came at the same instant, faster than measurable).
+   * @returns {number | null}
+   */
+  rate() {
+    if (this.firstAt === null || this.lastAt === null || this.audioS === this.firstS) return null;
+    const elapsed = this.lastAt - this.firstAt;
+    return elapsed > 0 ? (this.audioS - this.firstS) / elapsed : Infinity;
+  }
+}
+
+/** The start-up decision of one turn (or of one rebuffer): feed it arrivals until it says start. */
 export class StartupBuffer {
   /** @param {StartupOptions} [options] */
   constructor(options = {}) {
     this.expectedS = options.expectedS ?? DEFAULT_EXPECTED_S;
     this.marginS = options.marginS ?? DEFAULT_MARGIN_S;
     this.maxWaitS = options.maxWaitS ?? DEFAULT_MAX_WAIT_S;
+    /** @type {number | null} */
     this.priorRate = options.priorRate ?? null;
-    /** @type {number | null} wall time (s) of the first arrival */
+    this._shared = options.arrivals !== undefined;
+    this.arrivals = options.arrivals ?? new ArrivalRate();
+    /** @type {number | null} wall time (s) of this buffer's first arrival */
     this.firstAt = null;
-    this.firstS = 0;
+    /** Audio seconds that arrived into this buffer. */
     this.bufferedS = 0;
-    /** @type {number | null} wall time (s) of the latest arrival */
-    this.lastAt = null;
   }
 
   /**
-   * Audio seconds per wall second between the first and the latest arrival (null before a second arrival, or
-   * when they came at the same instant: faster than anything measurable, reported as Infinity).
+   * The measured rate, else the prior (null: neither).
    * @returns {number | null}
    */
   rate() {
-    if (this.firstAt === null || this.lastAt === null || this.bufferedS === this.firstS) return null;
-    const elapsed = this.lastAt - this.firstAt;
-    return elapsed > 0 ? (this.bufferedS - this.firstS) / elapsed : Infinity;
+    return this.arrivals.rate() ?? this.priorRate;
   }
 
   /**
@@ -77,18 +125,27 @@ export class StartupBuffer {
   }
 
   /**
-   * Record `audioS` seconds of audio arriving at wall time `nowS`, and decide.
+   * Record `audioS` seconds of audio arriving at wall time `nowS`, and decide. (With shared arrivals the owner
+   * records them there first.)
    * @param {number} audioS
    * @param {number} nowS
    * @returns {StartupDecision}
    */
   arrive(audioS, nowS) {
-    if (this.firstAt === null) {
-      this.firstAt = nowS;
-      this.firstS = audioS;
-    }
-    this.lastAt = nowS;
+    if (this.firstAt === null) this.firstAt = nowS;
+    if (!this._shared) this.arrivals.add(audioS, nowS);
     this.bufferedS += audioS;
+    return this.decide(nowS);
+  }
+
+  /**
+   * The turn's expected length changed (its text grew): decide again with `expectedS` audio seconds in all.
+   * @param {number} expectedS
+   * @param {number} nowS
+   * @returns {StartupDecision}
+   */
+  expect(expectedS, nowS) {
+    this.expectedS = expectedS;
     return this.decide(nowS);
   }
 
@@ -98,9 +155,9 @@ export class StartupBuffer {
    * @returns {StartupDecision}
    */
   decide(nowS) {
-    const rate = this.rate() ?? this.priorRate;
+    const rate = this.rate();
     if (this.priorRate === null || this.priorRate >= 1) {
-      // no slow link measured before this turn: the first sound goes out at once
+      // no slow link known before this buffer: the first sound goes out at once
       return { start: this.firstAt !== null, rate, bufferedS: this.bufferedS, neededS: 0 };
     }
     const neededS = deficitS(rate, Math.max(0, this.expectedS - this.bufferedS));

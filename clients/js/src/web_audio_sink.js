@@ -9,17 +9,23 @@
 //
 // Audio written through the AudioSink interface (write) goes through a start-up buffer chosen from the link
 // (startup_buffer.js): the sink measures each turn's arrival rate (audio seconds per wall second, first to last
-// arrival) and hands it to the next turn. Until a link slower than real time has been measured, playback starts at
-// the first chunk (the first sound never waits for a measurement); after one, a turn waits until enough audio has
-// arrived to play the rest of it without stalling (at most maxWaitS). A `link` event reports the rate. enqueue()
-// schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps a record
-// of everything it scheduled (samples read back from the AudioBuffers, start times) so a test can compare it with
-// what the server sent.
+// arrival) and hands it to the next turn. The turn's length comes from its text (text(), words(): speech_length.js),
+// which arrives ahead of its audio. With no slow link known, playback starts at the first chunk (the first sound never
+// waits for a measurement); a slow link is known from the turn before, or on a first turn from the platform's
+// downlink estimate (navigator.connection.downlink, set against the first chunk's bytes on the wire per second of
+// audio). Then a turn waits until enough audio has arrived to play the rest of it without stalling (at most
+// maxWaitS). If playback runs dry anyway (a first turn on a slow link the platform did not report), the sink rebuffers
+// once, by what the turn's measured rate implies for the rest of it, and plays through: one stall, not one per
+// message. A `link` event reports the rate at the start, a `stall` event each stall when playback resumes.
+// enqueue() schedules at once, with no start-up buffer (a caller that times its own audio). The player also keeps
+// a record of everything it scheduled (samples read back from the AudioBuffers, start times) so a test can compare
+// it with what the server sent.
 
 import { Emitter } from "./emitter.js";
 import { SAMPLE_RATE, fnv1a } from "./pcm.js";
-import { timersImpl } from "./platform.js";
-import { StartupBuffer } from "./startup_buffer.js";
+import { platformDownlinkBps, timersImpl } from "./platform.js";
+import { SpeechLength } from "./speech_length.js";
+import { ArrivalRate, DEFAULT_EXPECTED_S, StartupBuffer } from "./startup_buffer.js";
 
 /**
  * The part of an AudioBuffer the sink uses.
@@ -72,6 +78,8 @@ export const DEFAULT_LEAD_S = 0.08;
  *   false: start every turn at its first chunk
  * @property {() => number} [clock]  wall clock in seconds (default performance.now() / 1000, else Date.now())
  * @property {import("./platform.js").Timers} [timers]  for the start-up wait's deadline (default the platform's)
+ * @property {() => number | null} [downlinkBps]  the platform's downlink estimate in bits per second, the first
+ *   turn's prior (default platformDownlinkBps: navigator.connection.downlink where there is one)
  */
 
 /**
@@ -88,8 +96,11 @@ export class WebAudioSink extends Emitter {
     this._startupOptions = options.startup ?? {};
     this._clock = options.clock ?? defaultClock();
     this._timers = timersImpl(options.timers);
-    /** @type {StartupBuffer | null} this turn's start-up decision (null: playing, or no start-up buffer) */
+    this._downlinkBps = options.downlinkBps ?? platformDownlinkBps;
+    /** @type {StartupBuffer | null} this turn's start-up (or rebuffer) decision (null: playing, or no start-up buffer) */
     this._startup = null;
+    /** @type {number | null} where the schedule ran dry when a rebuffer began (context time; null: no rebuffer) */
+    this._dryAt = null;
     /** @type {Int16Array[]} audio written while the start-up buffer fills */
     this._pending = [];
     /** @type {unknown} */
@@ -97,8 +108,16 @@ export class WebAudioSink extends Emitter {
     /** @type {number | null} the arrival rate of the latest turn that measured one (audio s per wall s); before
      * any, the start-up option priorRate (an app that knows its link) */
     this.linkRate = (options.startup || null)?.priorRate ?? null;
-    /** @type {{firstAt: number, firstS: number, audioS: number, lastAt: number} | null} this turn's arrivals */
+    /** @type {ArrivalRate | null} this turn's arrivals (null: no turn begun since the last measurement) */
     this._arrivals = null;
+    /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
+    this.charsPerS = null;
+    /** This turn's length, estimated from its text. */
+    this._length = new SpeechLength();
+    /** Whether this turn's audio is complete (end() was called). */
+    this._complete = false;
+    /** Rebuffers this turn (each after a stall). */
+    this.rebuffers = 0;
     /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
     this.stalls = 0;
     /** @type {AudioContextLike | null} */
@@ -153,41 +172,115 @@ export class WebAudioSink extends Emitter {
   /**
    * @param {Int16Array} samples
    * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
+   * @param {number} [wireBytes] the bytes this audio took on the wire (the client passes them): with the platform's
+   *   downlink estimate, the first turn's prior rate
    */
-  write(samples, _sampleOffset) {
+  write(samples, _sampleOffset, wireBytes) {
     if (this.stopped || samples.length === 0) return;
-    this._noteArrival(samples.length / this.sampleRate);
+    const audioS = samples.length / this.sampleRate;
+    const now = this._clock();
+    this._arrivals ??= new ArrivalRate();
+    this._arrivals.add(audioS, now);
+    this._length.audio(audioS);
+    if (this._startup === null && this._startupOptions !== false && this._ranDry()) this._beginRebuffer();
     if (this._startup === null) {
       this._playNow(samples);
       return;
     }
+    if (this._startup.firstAt === null && this._startup.priorRate === null) {
+      this._startup.priorRate = this._downlinkRate(audioS, wireBytes);
+    }
     this._pending.push(samples);
-    const decision = this._startup.arrive(samples.length / this.sampleRate, this._clock());
+    const decision = this._startup.arrive(audioS, now);
     if (decision.start) this._startPlayback();
     else this._armStartTimer();
   }
 
-  /** @param {number} audioS seconds of audio that arrived now (this turn's link rate is measured from them) */
-  _noteArrival(audioS) {
-    const now = this._clock();
-    if (this._arrivals === null) this._arrivals = { firstAt: now, firstS: audioS, audioS, lastAt: now };
-    else {
-      this._arrivals.audioS += audioS;
-      this._arrivals.lastAt = now;
-    }
+  /**
+   * The reply's text as it arrives (ahead of its audio): the turn's expected length follows it.
+   * @param {string} delta
+   */
+  text(delta) {
+    if (this.stopped || delta === "") return;
+    this._length.text(delta);
+    this._expectChanged();
   }
 
-  /** Keep the finished turn's arrival rate for the next turn's start-up (kept as is when it measured none). */
+  /**
+   * The turn's timed words as they arrive: the characters per second of its own speech.
+   * @param {{word: string, end_s: number}[]} words
+   */
+  words(words) {
+    if (this.stopped) return;
+    this._length.words(words);
+    this._expectChanged();
+  }
+
+  /**
+   * Audio seconds this turn is expected to hold in all: from its text, else the start-up option's expectedS, else
+   * DEFAULT_EXPECTED_S. Once the audio has outgrown that (more text is still to come, or there is none), another
+   * expectedS beyond what has arrived.
+   */
+  expectedS() {
+    const fallback = (this._startupOptions || {}).expectedS ?? DEFAULT_EXPECTED_S;
+    const estimate = this._length.expectedS() ?? fallback;
+    const arrived = this._length.audioS;
+    return arrived > 0 && arrived >= estimate ? arrived + fallback : estimate;
+  }
+
+  /** Audio seconds the waiting buffer still covers: the turn's expected length less what was scheduled before it. */
+  _expectedRestS() {
+    return Math.max(0, this.expectedS() - this.sampleCount / this.sampleRate);
+  }
+
+  _expectChanged() {
+    if (this._startup === null) return;
+    const decision = this._startup.expect(this._expectedRestS(), this._clock());
+    if (decision.start && this._pending.length > 0) this._startPlayback();
+  }
+
+  /**
+   * The first turn's prior rate from the platform's downlink estimate and this chunk's bytes per second of audio
+   * (null: no estimate, or no byte count).
+   * @param {number} audioS
+   * @param {number | undefined} wireBytes
+   */
+  _downlinkRate(audioS, wireBytes) {
+    if (wireBytes === undefined || !(wireBytes > 0)) return null;
+    const bps = this._downlinkBps();
+    return bps === null ? null : bps / 8 / (wireBytes / audioS);
+  }
+
+  /** Whether playback started this turn and has run out of audio (the next audio would start after a gap). */
+  _ranDry() {
+    return this.context !== null && this.scheduled.length > 0 && this._nextTime < this.context.currentTime;
+  }
+
+  /** Playback ran dry: hold the rest of the turn until its measured rate says it plays through (one stall). */
+  _beginRebuffer() {
+    const arrivals = /** @type {ArrivalRate} */ (this._arrivals);
+    this._dryAt = this._nextTime;
+    this.rebuffers += 1;
+    this._startup = new StartupBuffer({
+      ...(this._startupOptions || {}),
+      expectedS: this._expectedRestS(),
+      priorRate: arrivals.rate(),
+      arrivals,
+    });
+  }
+
+  /** Keep the finished turn's arrival rate and characters per second for the next turn (as is when it had none). */
   _measureLink() {
-    const arrivals = this._arrivals;
+    const rate = this._arrivals?.rate() ?? null;
     this._arrivals = null;
-    if (arrivals === null || arrivals.audioS === arrivals.firstS) return;
-    const elapsed = arrivals.lastAt - arrivals.firstAt;
-    this.linkRate = elapsed > 0 ? (arrivals.audioS - arrivals.firstS) / elapsed : Infinity;
+    if (rate !== null) this.linkRate = rate;
+    const charsPerS = this._complete ? this._length.measuredCharsPerS() : null;
+    if (charsPerS !== null) this.charsPerS = charsPerS;
   }
 
   /** The turn's audio is complete: what waits in the start-up buffer plays now. */
   end() {
+    this._complete = true;
     if (this._startup !== null && this._pending.length > 0) this._startPlayback();
   }
 
@@ -205,17 +298,32 @@ export class WebAudioSink extends Emitter {
     }
   }
 
-  /** Play everything buffered so far, gaplessly from now + lead, and report the link. */
+  /** Play everything buffered so far, gaplessly from now + lead, and report the link (or, after a rebuffer, the stall). */
   _startPlayback() {
     const startup = this._startup;
     if (startup === null) return;
     this._clearStartTimer();
     const now = this._clock();
-    const rate = startup.rate() ?? startup.priorRate;
+    const rate = startup.rate();
     this._startup = null;
     const pending = this._pending;
     this._pending = [];
-    for (const samples of pending) this.enqueue(samples);
+    const dryAt = this._dryAt;
+    this._dryAt = null;
+    const before = this.underruns;
+    /** @type {number | null} */
+    let resumedAt = null;
+    for (const samples of pending) {
+      const start = this.enqueue(samples);
+      if (resumedAt === null) resumedAt = start;
+    }
+    if (dryAt !== null) {
+      if (resumedAt !== null && this.underruns > before) {
+        this.stalls += 1;
+        this.emit("stall", { durationS: resumedAt - dryAt, playedS: this.playedSeconds(dryAt), underruns: this.underruns });
+      }
+      return;
+    }
     this.emit("link", {
       rate,
       slow: rate !== null && rate < 1,
@@ -259,8 +367,14 @@ export class WebAudioSink extends Emitter {
     this._nextTime = 0;
     this._resetRecord();
     this._measureLink();
+    this._complete = false;
+    this._dryAt = null;
+    this.rebuffers = 0;
+    this._length = new SpeechLength({ priorCharsPerS: this.charsPerS });
     this._startup =
-      this._startupOptions === false ? null : new StartupBuffer({ ...this._startupOptions, priorRate: this.linkRate });
+      this._startupOptions === false
+        ? null
+        : new StartupBuffer({ ...this._startupOptions, expectedS: this.expectedS(), priorRate: this.linkRate });
   }
 
   /**
@@ -320,6 +434,7 @@ export class WebAudioSink extends Emitter {
     this._clearStartTimer();
     this._pending = [];
     this._startup = null;
+    this._dryAt = null;
     for (const source of this._sources) {
       try {
         source.stop();

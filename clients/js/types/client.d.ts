@@ -28,7 +28,14 @@ export function connect(options: ConnectOptions): RelayClient;
  */
 /**
  * What the client asks for, once its Opus decoder is chosen (client.audioReady).
- * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
+ * @typedef {import("./opus.js").AudioChoice} AudioChoice
+ */
+/**
+ * What a Turn needs from whatever carries it: the gateway's RelayClient, or another route to the agent (the web
+ * page's direct route feeds a Turn the agent's own SSE events).
+ * @typedef {object} TurnHost
+ * @property {(message: string) => void} protocolError  something of the turn could not be applied (the app hears of it)
+ * @property {(turnId: string, playedMs: number | null) => void} cancel  ask the server to stop the turn
  */
 /**
  * @typedef {object} SendOptions
@@ -64,16 +71,26 @@ export function connect(options: ConnectOptions): RelayClient;
  * @property {import("./sink.js").PlaybackEvents["stall"]} stall  the sink's playback ran dry after it started
  * @property {import("./sink.js").PlaybackEvents["link"]} link  the sink started playing after its start-up buffer
  */
-/** @extends {Emitter<TurnEvents>} */
+/**
+ * A turn's events in order, its audio decoded and written to its sink (with the reply's text, so a sink can size its
+ * start-up buffer). RelayClient.send() makes them; another route to the agent makes one with its own TurnHost and
+ * feeds it the session's events (apply).
+ * @extends {Emitter<TurnEvents>}
+ */
 export class Turn extends Emitter<TurnEvents> {
     /**
-     * @param {RelayClient} client
+     * @param {TurnHost} host
      * @param {string} id
      * @param {import("./sink.js").AudioSink | null} sink
+     * @param {{audio?: "pcm" | "opus", opusFactory?: import("./opus.js").OpusDecoderFactory | null}} [options]  what
+     *   the turn asked for, and the decoder for Opus
      */
-    constructor(client: RelayClient, id: string, sink: import("./sink.js").AudioSink | null);
+    constructor(host: TurnHost, id: string, sink: import("./sink.js").AudioSink | null, options?: {
+        audio?: "pcm" | "opus";
+        opusFactory?: import("./opus.js").OpusDecoderFactory | null;
+    });
     id: string;
-    _client: RelayClient;
+    _host: TurnHost;
     sink: import("./sink.js").AudioSink | null;
     text: string;
     samples: number;
@@ -103,10 +120,11 @@ export class Turn extends Emitter<TurnEvents> {
      */
     cancel(playedMs?: number | null): number | null;
     /**
-     * Apply a session event in order: behind an Opus chunk still decoding, later events wait their turn.
+     * Apply the turn's next session event (ClientSession's, or an equivalent from another route), in order: behind an
+     * Opus chunk still decoding, later events wait their turn.
      * @param {import("./session.js").ClientEvent} event
      */
-    _apply(event: import("./session.js").ClientEvent): void;
+    apply(event: import("./session.js").ClientEvent): void;
     /**
      * @param {import("./session.js").OpusReceived} event
      */
@@ -115,8 +133,9 @@ export class Turn extends Emitter<TurnEvents> {
      * @param {Int16Array} samples
      * @param {number} sampleOffset
      * @param {number} seq
+     * @param {number} wireBytes  what the audio took on the wire (its base64)
      */
-    _deliver(samples: Int16Array, sampleOffset: number, seq: number): void;
+    _deliver(samples: Int16Array, sampleOffset: number, seq: number, wireBytes: number): void;
     /**
      * @param {import("./session.js").ClientEvent} event
      * @returns {void | Promise<void>}
@@ -149,6 +168,8 @@ export class RelayClient extends Emitter<ClientEvents> {
      * @type {Promise<AudioChoice>}
      */
     audioReady: Promise<AudioChoice>;
+    /** @type {TurnHost} how this client's turns report and cancel */
+    _turnHost: TurnHost;
     /** @type {Map<string, Turn>} */
     turns: Map<string, Turn>;
     /** @type {{resolve: () => void, reject: (error: Error) => void}[]} the callers of newConversation() not answered yet */
@@ -283,10 +304,20 @@ export type ConnectOptions = {
 /**
  * What the client asks for, once its Opus decoder is chosen (client.audioReady).
  */
-export type AudioChoice = {
-    format: "pcm" | "opus";
-    decoder: string | null;
-    reason: string | null;
+export type AudioChoice = import("./opus.js").AudioChoice;
+/**
+ * What a Turn needs from whatever carries it: the gateway's RelayClient, or another route to the agent (the web
+ * page's direct route feeds a Turn the agent's own SSE events).
+ */
+export type TurnHost = {
+    /**
+     * something of the turn could not be applied (the app hears of it)
+     */
+    protocolError: (message: string) => void;
+    /**
+     * ask the server to stop the turn
+     */
+    cancel: (turnId: string, playedMs: number | null) => void;
 };
 export type SendOptions = {
     /**

@@ -45,6 +45,26 @@ export function chooseOpusDecoder(injected: OpusDecoderFactory | null | undefine
     name: null;
     reason: string;
 }>;
+/**
+ * What a client asks for, once its Opus decoder is chosen.
+ * @typedef {{format: "pcm" | "opus", decoder: string | null, reason: string | null}} AudioChoice
+ */
+/**
+ * The audio format a client's turns ask for: Opus with the decoder found (chooseOpusDecoder) when `audio` is "opus",
+ * else PCM and why. The factory is returned whenever a decoder works (a turn may still ask for Opus by itself).
+ * @param {"pcm" | "opus"} audio
+ * @param {OpusDecoderFactory | null | undefined} injected
+ * @returns {Promise<{choice: AudioChoice, factory: OpusDecoderFactory | null}>}
+ */
+export function chooseAudio(audio: "pcm" | "opus", injected: OpusDecoderFactory | null | undefined): Promise<{
+    choice: AudioChoice;
+    factory: OpusDecoderFactory | null;
+}>;
+/**
+ * Bytes that `bytes` raw bytes take in base64 (how an audio_chunk carries them).
+ * @param {number} bytes
+ */
+export function base64Length(bytes: number): number;
 /** relay_core.limits.OPUS_FORMAT: audio_stream_start.format of an Opus stream (raw packets, no Ogg). */
 export const OPUS_FORMAT: "opus";
 /** relay_core.limits.PCM_FORMAT */
@@ -102,6 +122,14 @@ export class OpusStream {
     /** Free the decoder (the turn's audio ended or the turn did). */
     close(): void;
 }
+/**
+ * What a client asks for, once its Opus decoder is chosen.
+ */
+export type AudioChoice = {
+    format: "pcm" | "opus";
+    decoder: string | null;
+    reason: string | null;
+};
 /**
  * A decoder of one Opus stream (24 kHz mono): `decode` takes the next packets in order and resolves with all the
  * samples they decode to, as floats in [-1, 1]; `close` frees it.

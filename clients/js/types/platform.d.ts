@@ -11,6 +11,13 @@ export function webSocketImpl(injected: WebSocketConstructor | undefined): WebSo
  */
 export function timersImpl(injected: Timers | undefined): Timers;
 /**
+ * The platform's estimate of the network's downlink in bits per second: the Network Information API's
+ * `navigator.connection.downlink` (megabits per second; Chromium-based browsers, Android WebView), null where the
+ * platform has none (Firefox, Safari, Node, React Native without a polyfill) or it says nothing useful (0).
+ * @returns {number | null}
+ */
+export function platformDownlinkBps(): number | null;
+/**
  * The part of the WHATWG WebSocket the library uses (browsers, React Native, Node's global, `ws`).
  * @typedef {object} WebSocketLike
  * @property {number} readyState

@@ -5,6 +5,17 @@
  */
 export function newTurnId(): string;
 /**
+ * The opus_received event of an Opus audio_chunk (the gateway's, or the agent's own on its SSE stream: the same
+ * fields) whose `data` decoded to `bytes`: its packets and where its PCM goes. Its sample_offset must be
+ * `expectedOffset` (the PCM-timeline samples of the turn's Opus chunks before it); a protocol_error otherwise.
+ * @param {string} turnId
+ * @param {any} msg
+ * @param {Uint8Array} bytes
+ * @param {number} expectedOffset
+ * @returns {ClientEvent}
+ */
+export function opusChunkEvent(turnId: string, msg: any, bytes: Uint8Array, expectedOffset: number): ClientEvent;
+/**
  * A cancel's `played_ms`: a whole number of ms within 0..MAX_PLAYED_MS (relay_core.word_timings.parse_played_ms).
  * @param {number} playedMs
  */

@@ -1,7 +1,11 @@
 /**
  * @typedef {object} AudioSink
  * @property {(turnId: string) => void} [begin]  a new turn's audio starts (forget the previous stream)
- * @property {(samples: Int16Array, sampleOffset: number) => void} write  PCM s16, 24 kHz, mono
+ * @property {(samples: Int16Array, sampleOffset: number, wireBytes?: number) => void} write  PCM s16, 24 kHz, mono;
+ *   `wireBytes`: what the audio took on the wire (base64 included), for a sink that measures its link
+ * @property {(text: string) => void} [text]  the reply's text as it arrives, ahead of its audio (a sink that buffers
+ *   for a slow link estimates the turn's length from it: WebAudioSink)
+ * @property {(words: import("./session.js").WordTiming[]) => void} [words]  the turn's timed words as they arrive
  * @property {() => void} [end]  the turn's audio is complete
  * @property {() => void} stop  stop playback now and drop the rest of this turn's audio
  * @property {() => number | null} playedMs  ms of the turn's audio actually played (null: unknown)
@@ -12,7 +16,8 @@
  * What a sink that plays the audio may report.
  * @typedef {object} PlaybackEvents
  * @property {{durationS: number, playedS: number, underruns: number}} stall  playback ran dry after it started:
- *   durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+ *   durationS of silence (until the late audio plays, after the rebuffer that follows a stall), at playedS seconds
+ *   into the turn's audio; emitted when playback resumes
  * @property {{rate: number | null, slow: boolean, startupS: number, bufferedS: number}} link  playback started after
  *   the start-up buffer: the measured audio seconds per wall second (null: one chunk, no rate), whether that is
  *   below real time, the start-up wait (wall seconds since the first chunk) and the audio buffered then
@@ -60,9 +65,19 @@ export type AudioSink = {
      */
     begin?: ((turnId: string) => void) | undefined;
     /**
-     * PCM s16, 24 kHz, mono
+     * PCM s16, 24 kHz, mono;
+     * `wireBytes`: what the audio took on the wire (base64 included), for a sink that measures its link
      */
-    write: (samples: Int16Array, sampleOffset: number) => void;
+    write: (samples: Int16Array, sampleOffset: number, wireBytes?: number) => void;
+    /**
+     * the reply's text as it arrives, ahead of its audio (a sink that buffers
+     * for a slow link estimates the turn's length from it: WebAudioSink)
+     */
+    text?: ((text: string) => void) | undefined;
+    /**
+     * the turn's timed words as they arrive
+     */
+    words?: ((words: import("./session.js").WordTiming[]) => void) | undefined;
     /**
      * the turn's audio is complete
      */
@@ -86,7 +101,8 @@ export type AudioSink = {
 export type PlaybackEvents = {
     /**
      * playback ran dry after it started:
-     * durationS of silence (until the late audio plays), at playedS seconds into the turn's audio
+     * durationS of silence (until the late audio plays, after the rebuffer that follows a stall), at playedS seconds
+     * into the turn's audio; emitted when playback resumes
      */
     stall: {
         durationS: number;

@@ -44,6 +44,8 @@ export const DEFAULT_LEAD_S: 0.08;
  *   false: start every turn at its first chunk
  * @property {() => number} [clock]  wall clock in seconds (default performance.now() / 1000, else Date.now())
  * @property {import("./platform.js").Timers} [timers]  for the start-up wait's deadline (default the platform's)
+ * @property {() => number | null} [downlinkBps]  the platform's downlink estimate in bits per second, the first
+ *   turn's prior (default platformDownlinkBps: navigator.connection.downlink where there is one)
  */
 /**
  * @implements {AudioSink}
@@ -58,8 +60,11 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     _startupOptions: false | import("./startup_buffer.js").StartupOptions;
     _clock: () => number;
     _timers: import("./platform.js").Timers;
-    /** @type {StartupBuffer | null} this turn's start-up decision (null: playing, or no start-up buffer) */
+    _downlinkBps: () => number | null;
+    /** @type {StartupBuffer | null} this turn's start-up (or rebuffer) decision (null: playing, or no start-up buffer) */
     _startup: StartupBuffer | null;
+    /** @type {number | null} where the schedule ran dry when a rebuffer began (context time; null: no rebuffer) */
+    _dryAt: number | null;
     /** @type {Int16Array[]} audio written while the start-up buffer fills */
     _pending: Int16Array[];
     /** @type {unknown} */
@@ -67,13 +72,16 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     /** @type {number | null} the arrival rate of the latest turn that measured one (audio s per wall s); before
      * any, the start-up option priorRate (an app that knows its link) */
     linkRate: number | null;
-    /** @type {{firstAt: number, firstS: number, audioS: number, lastAt: number} | null} this turn's arrivals */
-    _arrivals: {
-        firstAt: number;
-        firstS: number;
-        audioS: number;
-        lastAt: number;
-    } | null;
+    /** @type {ArrivalRate | null} this turn's arrivals (null: no turn begun since the last measurement) */
+    _arrivals: ArrivalRate | null;
+    /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
+    charsPerS: number | null;
+    /** This turn's length, estimated from its text. */
+    _length: SpeechLength;
+    /** Whether this turn's audio is complete (end() was called). */
+    _complete: boolean;
+    /** Rebuffers this turn (each after a stall). */
+    rebuffers: number;
     /** Stalls after the start of this turn's playback (underruns of audio written through write()). */
     stalls: number;
     /** @type {AudioContextLike | null} */
@@ -102,11 +110,44 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     /**
      * @param {Int16Array} samples
      * @param {number} _sampleOffset contiguous by the client's guarantee: the schedule follows the order of writes
+     * @param {number} [wireBytes] the bytes this audio took on the wire (the client passes them): with the platform's
+     *   downlink estimate, the first turn's prior rate
      */
-    write(samples: Int16Array, _sampleOffset: number): void;
-    /** @param {number} audioS seconds of audio that arrived now (this turn's link rate is measured from them) */
-    _noteArrival(audioS: number): void;
-    /** Keep the finished turn's arrival rate for the next turn's start-up (kept as is when it measured none). */
+    write(samples: Int16Array, _sampleOffset: number, wireBytes?: number): void;
+    /**
+     * The reply's text as it arrives (ahead of its audio): the turn's expected length follows it.
+     * @param {string} delta
+     */
+    text(delta: string): void;
+    /**
+     * The turn's timed words as they arrive: the characters per second of its own speech.
+     * @param {{word: string, end_s: number}[]} words
+     */
+    words(words: {
+        word: string;
+        end_s: number;
+    }[]): void;
+    /**
+     * Audio seconds this turn is expected to hold in all: from its text, else the start-up option's expectedS, else
+     * DEFAULT_EXPECTED_S. Once the audio has outgrown that (more text is still to come, or there is none), another
+     * expectedS beyond what has arrived.
+     */
+    expectedS(): number;
+    /** Audio seconds the waiting buffer still covers: the turn's expected length less what was scheduled before it. */
+    _expectedRestS(): number;
+    _expectChanged(): void;
+    /**
+     * The first turn's prior rate from the platform's downlink estimate and this chunk's bytes per second of audio
+     * (null: no estimate, or no byte count).
+     * @param {number} audioS
+     * @param {number | undefined} wireBytes
+     */
+    _downlinkRate(audioS: number, wireBytes: number | undefined): number | null;
+    /** Whether playback started this turn and has run out of audio (the next audio would start after a gap). */
+    _ranDry(): boolean;
+    /** Playback ran dry: hold the rest of the turn until its measured rate says it plays through (one stall). */
+    _beginRebuffer(): void;
+    /** Keep the finished turn's arrival rate and characters per second for the next turn (as is when it had none). */
     _measureLink(): void;
     /** The turn's audio is complete: what waits in the start-up buffer plays now. */
     end(): void;
@@ -115,7 +156,7 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
      * @param {Int16Array} samples
      */
     _playNow(samples: Int16Array): void;
-    /** Play everything buffered so far, gaplessly from now + lead, and report the link. */
+    /** Play everything buffered so far, gaplessly from now + lead, and report the link (or, after a rebuffer, the stall). */
     _startPlayback(): void;
     _armStartTimer(): void;
     _clearStartTimer(): void;
@@ -244,6 +285,13 @@ export type WebAudioSinkOptions = {
      * for the start-up wait's deadline (default the platform's)
      */
     timers?: import("./platform.js").Timers | undefined;
+    /**
+     * the platform's downlink estimate in bits per second, the first
+     * turn's prior (default platformDownlinkBps: navigator.connection.downlink where there is one)
+     */
+    downlinkBps?: (() => number | null) | undefined;
 };
 import { Emitter } from "./emitter.js";
 import { StartupBuffer } from "./startup_buffer.js";
+import { ArrivalRate } from "./startup_buffer.js";
+import { SpeechLength } from "./speech_length.js";
