@@ -10,6 +10,7 @@ import pytest
 from aws_cdk.assertions import Match
 from tests.infra.iam_statements import actions_of, as_list, rendered, statements, statements_of_handler
 
+from relay_core.agent.conversation_ids import gateway_history_prefix
 from relay_functions import ops
 from relay_functions.ops import placeholders
 from relay_infra.paths import STATEMACHINES_DIR
@@ -198,3 +199,41 @@ def test_the_audit_scans_both_images_each_in_its_repository(relay_app: Synthesiz
         assert f":{tags.pop()}" in images
     granted = statements_of_handler(relay_app.template("Ops"), "relay_functions.ops.audit_scan.handler")
     assert "ecr:DescribeImageScanFindings" in actions_of(granted)
+
+
+def test_erase_user_may_touch_only_the_gateways_conversations_and_the_two_tables(relay_app: SynthesizedApp) -> None:
+    """The erase-user task lists and deletes history only under the prefix of the conversation ids the gateway
+    makes (no other object of the bucket, no bucket deletion, no read of a conversation), and scans and deletes
+    items only in the gateway's two tables."""
+    granted = [
+        statement
+        for statement in statements_of_handler(relay_app.template("Ops"), "relay_functions.ops.erase_user_data.handler")
+        if not {a.split(":")[0] for a in as_list(statement["Action"])} <= {"logs", "xray"}
+    ]
+    by_action = {rendered(sorted(as_list(s["Action"]))): s for s in granted}
+    assert set(by_action) == {
+        rendered(["s3:ListBucket"]),
+        rendered(["s3:DeleteObject"]),
+        rendered(["dynamodb:DeleteItem", "dynamodb:Scan"]),
+    }
+    conversations = f"{gateway_history_prefix()}*"
+    assert conversations == "conversations/session_kokoro-relay-conversation-*"
+    listing = by_action[rendered(["s3:ListBucket"])]
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": [conversations]}}
+    assert rendered(listing["Resource"]) == rendered({"Fn::ImportValue": "KokoroRelay-dev-Agent-HistoryBucketArn"})
+    deleting = by_action[rendered(["s3:DeleteObject"])]
+    assert deleting["Resource"] == {
+        "Fn::Join": ["", [{"Fn::ImportValue": "KokoroRelay-dev-Agent-HistoryBucketArn"}, f"/{conversations}"]]
+    }
+    tables = as_list(by_action[rendered(["dynamodb:DeleteItem", "dynamodb:Scan"])]["Resource"])
+    assert len(tables) == 2 and all("Fn::ImportValue" in t for t in tables), tables
+    assert {"Connections", "Turns"} == {
+        part for t in tables for part in ("Connections", "Turns") if part in t["Fn::ImportValue"]
+    }
+    (machine,) = [
+        m
+        for m in relay_app.resources("Ops", "AWS::StepFunctions::StateMachine")
+        if "EraseUserDataFunctionArn" in m["Properties"].get("DefinitionSubstitutions", {})
+    ]
+    substitutions = machine["Properties"]["DefinitionSubstitutions"]
+    assert {"HistoryBucketName", "ConnectionsTableName", "TurnsTableName"} <= set(substitutions)

@@ -28,7 +28,7 @@ PLACEHOLDERS: Final[dict[str, str]] = {
     "CleanupBucketFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_bucket.handler",
     "CleanupRepositoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "ARN of the function with handler relay_functions.ops.cleanup_inventory.handler",
-    "EraseUserFunctionArn": "ARN of the function with handler relay_functions.ops.erase_user.handler",
+    "EraseUserDataFunctionArn": "ARN of the function with handler relay_functions.ops.erase_user_data.handler",
     # --- Deployed resources ----------------------------------------------------------------------------------
     "EndpointName": "name of the SageMaker endpoint serving the Kokoro container",
     "EndpointConfigName": "name of that endpoint's endpoint configuration",
@@ -68,7 +68,7 @@ FUNCTION_HANDLERS: Final[dict[str, str]] = {
     "CleanupBucketFunctionArn": "relay_functions.ops.cleanup_bucket.handler",
     "CleanupRepositoryFunctionArn": "relay_functions.ops.cleanup_repository.handler",
     "CleanupInventoryFunctionArn": "relay_functions.ops.cleanup_inventory.handler",
-    "EraseUserFunctionArn": "relay_functions.ops.erase_user.handler",
+    "EraseUserDataFunctionArn": "relay_functions.ops.erase_user_data.handler",
 }
 """Function-ARN placeholder -> the handler that function runs (the CDK app creates one function per entry)."""
 

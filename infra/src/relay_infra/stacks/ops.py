@@ -22,6 +22,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import custom_resources as cr
 from constructs import Construct
 
+from relay_core.agent.conversation_ids import gateway_history_prefix
 from relay_functions.ops import placeholders
 from relay_functions.ops.cleanup_targets import is_cdk_asset_repository
 from relay_infra.config import RelayConfig
@@ -45,6 +46,7 @@ WORKFLOW_TIMEOUTS = {
     "smoke_test": Duration.minutes(45),
     "dependency_audit": Duration.minutes(15),
     "cleanup": Duration.hours(2),
+    "erase_user": Duration.hours(1),
 }
 
 
@@ -79,6 +81,11 @@ class OpsStack(Stack):
         self._history_bucket = import_history_bucket(self, agent.stack_name)
         self._history_objects_nag = f"Resource::{history_bucket_exports(agent.stack_name)[1]}/*"
         """The agent's conversation-history bucket (the cleanup's ``history_bucket`` part)."""
+        self._erasable_history = f"{gateway_history_prefix()}*"
+        """What of it the erase-user task may list and delete: the conversations the gateway made, nothing else."""
+        self._erasable_history_nag = f"Resource::{history_bucket_exports(agent.stack_name)[1]}/{self._erasable_history}"
+        self._tables = (gateway.tables.connections, gateway.tables.turns)
+        """The gateway's tables, where the erase-user task deletes a user's items."""
         self._repository = tts.image.repository
         self._images = (tts.image, agent.image)
         """What the dependency audit scans: the Kokoro image and the agent image, each in its own repository."""
@@ -132,6 +139,8 @@ class OpsStack(Stack):
                 "AgentRuntimeId": runtime.agent_runtime_id,
                 "WeightsBucketName": weights_bucket.bucket_name,
                 "HistoryBucketName": self._history_bucket.bucket_name,
+                "ConnectionsTableName": gateway.tables.connections.table_name,
+                "TurnsTableName": gateway.tables.turns.table_name,
                 "EcrRepositoryName": self._repository.repository_name,
                 "AuditReportBucketName": self.reports.bucket_name,
                 "AuditTopicArn": alerts.topic_arn,
@@ -245,6 +254,26 @@ class OpsStack(Stack):
                     resources=[b.arn_for_objects("*") for b in self._buckets()],
                 )
             )
+        elif name == "erase_user_data":
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["s3:ListBucket"],
+                    resources=[self._history_bucket.bucket_arn],
+                    conditions={"StringLike": {"s3:prefix": [self._erasable_history]}},
+                )
+            )
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["s3:DeleteObject"],
+                    resources=[self._history_bucket.arn_for_objects(self._erasable_history)],
+                )
+            )
+            role.add_to_policy(
+                iam.PolicyStatement(
+                    actions=["dynamodb:Scan", "dynamodb:DeleteItem"],
+                    resources=[table.table_arn for table in self._tables],
+                )
+            )
         elif name == "smoke_gateway" and self._smoke_secret_arn:
             role.add_to_policy(
                 iam.PolicyStatement(actions=["secretsmanager:GetSecretValue"], resources=[self._smoke_secret_arn])
@@ -273,9 +302,10 @@ class OpsStack(Stack):
             Acknowledged(
                 "AwsSolutions-IAM5",
                 "Object keys, runtime endpoint names and (for the inventory) tagged resources are only known at "
-                "run time; tag:GetResources has no resource-level permission. Every other statement names this "
-                "deployment's resources.",
-                ("Resource::*", self._weights_objects_nag, self._history_objects_nag),
+                "run time; tag:GetResources has no resource-level permission; the erase-user task deletes the "
+                "conversations of a user named at run time, under the prefix of the gateway's conversation ids. "
+                "Every other statement names this deployment's resources.",
+                ("Resource::*", self._weights_objects_nag, self._history_objects_nag, self._erasable_history_nag),
             ),
         )
 

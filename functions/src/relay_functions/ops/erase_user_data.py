@@ -1,4 +1,4 @@
-"""Lambda task ``relay_functions.ops.erase_user.handler``: erase one user's stored data (the ``erase_user`` workflow).
+"""Lambda task ``relay_functions.ops.erase_user_data.handler``: erase one user's stored data (workflow ``erase_user``).
 
 What one user leaves stored, and how each is found (docs/operations.md, "Erasing a user"):
 

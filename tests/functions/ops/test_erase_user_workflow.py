@@ -15,7 +15,7 @@ from strands.session.s3_session_manager import S3SessionManager
 from relay_core.agent.conversation_ids import SESSION_ID_PREFIX, session_history_prefix, user_history_prefix
 from relay_core.agent.defaults import HISTORY_PREFIX
 from relay_functions.gateway.turns import TurnStore
-from relay_functions.ops import erase_user
+from relay_functions.ops import erase_user_data
 from relay_functions.ops.errors import InvalidTaskInputError
 from relay_local.ops_workflows import REGION, InProcessLambdas, run_workflow
 from relay_local.user_data import StoredUser, create_gateway_tables, seed_user, store_conversation
@@ -133,20 +133,20 @@ def test_an_unknown_user_erases_nothing_and_says_so(
 def test_a_bounded_call_leaves_the_rest_and_the_items_for_the_next(
     users: dict[str, StoredUser], s3: S3Client, db: DynamoDBClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(erase_user, "BATCH", 2)
-    targets = erase_user.EraseTargets(BUCKET, CONNECTIONS, TURNS)
+    monkeypatch.setattr(erase_user_data, "BATCH", 2)
+    targets = erase_user_data.EraseTargets(BUCKET, CONNECTIONS, TURNS)
     total = len(keys(s3, user_history_prefix(ALICE))) + len(keys(s3, session_history_prefix(LEGACY_ALICE)))
-    first = erase_user.erase_user(s3, db, targets, ALICE, max_batches=1)
+    first = erase_user_data.erase_user(s3, db, targets, ALICE, max_batches=1)
     assert not first.done and first.history_objects == 2
     assert f"conversation#{ALICE}" in table_keys(db, CONNECTIONS), "items stay until the history is gone"
     assert "turn-legacy" in table_keys(db, TURNS), "and with them the old-format conversation they name"
     progress = first.to_json()
     while not progress["done"]:
-        progress = erase_user.erase_user(s3, db, targets, ALICE, progress=progress, max_batches=1).to_json()
+        progress = erase_user_data.erase_user(s3, db, targets, ALICE, progress=progress, max_batches=1).to_json()
     assert not keys(s3, user_history_prefix(ALICE)) and not keys(s3, session_history_prefix(LEGACY_ALICE))
     assert progress["history_objects"] == total and progress["conversations"] == 3
     assert progress["calls"] > 2 and progress["turn_records"] == 3
-    again = erase_user.erase_user(s3, db, targets, ALICE)
+    again = erase_user_data.erase_user(s3, db, targets, ALICE)
     assert again.done and not again.found, "a second erase finds nothing more"
 
 
@@ -157,8 +157,8 @@ def test_the_workflow_calls_again_until_done(
     definition: Callable[..., str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(erase_user, "DEFAULT_MAX_BATCHES", 1)
-    monkeypatch.setattr(erase_user, "BATCH", 2)
+    monkeypatch.setattr(erase_user_data, "DEFAULT_MAX_BATCHES", 1)
+    monkeypatch.setattr(erase_user_data, "BATCH", 2)
     total = len(keys(s3, user_history_prefix(ALICE))) + len(keys(s3, session_history_prefix(LEGACY_ALICE)))
     run = erase(definition, ALICE)
     assert run.states.count("Continue") >= 2
