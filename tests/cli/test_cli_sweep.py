@@ -58,6 +58,7 @@ PARSER_CASES: list[tuple[list[str], int, str]] = [
     (["relay", "speak"], 2, "required: prompt"),
     (["relay", "speak", "Hi", "--bogus"], 2, "unrecognized arguments: --bogus"),
     (["relay", "speak", "Hi", "--speed", ""], 2, "argument --speed"),
+    (["relay", "ops", "erase-user", "--user-id", ""], 2, "argument --user-id"),
     (["relay", "speak", "Hi", "--speed", "9"], 2, "argument --speed"),
     (["relay", "speak", "Hi", "--voice", ""], 2, "argument --voice"),
     (["relay", "speak", "Hi", "--voice", "v" * (limits.MAX_VOICE_SPEC_CHARS + 1)], 2, "argument --voice"),
@@ -113,6 +114,7 @@ PROCESS_HELP = [["relay"], ["kokoro-server"], ["kokoro-server", "convert-weights
 """Each executable's help, and that of the subcommand with a parser of its own, as processes."""
 PARSER_HELP = [["relay", "speak"], ["relay", "up"], ["relay", "chat"], ["relay", "ops"],
                ["relay", "ops", "smoke-test"], ["relay", "ops", "audit"], ["relay", "ops", "cleanup"],
+               ["relay", "ops", "erase-user"],
                ["relay", "deploy"], ["relay", "deploy", "preflight"], ["kokoro-server", "serve"]]  # fmt: skip
 """The other help pages, through the parsers in this process."""
 

@@ -88,3 +88,30 @@ def test_local_cleanup_of_everything_leaves_nothing_billable() -> None:
     assert report["nothing_billable_left"] is True
     assert report["done"] is True
     assert "-> EmptyWeightsBucket" in done.stderr
+
+
+def test_local_erase_user_deletes_the_user_and_keeps_the_other() -> None:
+    """``relay ops erase-user --local`` as a user runs it (its own process, for moto's process-wide backend): the
+    erase-user workflow over a simulated deployment; the user's conversations and items go, the other user's stay."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+    env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+    done = subprocess.run(
+        [*RELAY, "ops", "erase-user", "--local", "--user-id", "sub-0042", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["done"] is True and report["found"] is True
+    assert (report["conversations"], report["turn_records"], report["connection_items"]) == (2, 2, 1)
+    assert "sub-0042" not in done.stdout, "the report names the user by key only"
+    assert "left of the user's history: 0 objects; another-user's: 8 of 8 kept" in done.stderr
+    assert "-> Erase" in done.stderr
+
+
+def test_erase_user_needs_a_user_id(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ops", "erase-user", "--local"]) == 2
+    assert "--user-id" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``relay ops smoke-test | audit | cleanup``: the operations workflows from the command line.
+"""``relay ops smoke-test | audit | cleanup | erase-user``: the operations workflows from the command line.
 
 - ``--state-machine-arn ARN`` (the Ops stack's outputs) starts the deployed workflow in AWS with your credentials,
   prints each state as it is entered, and then the workflow's report.
@@ -6,7 +6,8 @@
   stack it starts (real model, agent through the local AgentCore data plane, gateway over a WebSocket); ``audit``
   audits this workspace's ``uv.lock`` (live OSV, or the bundled snapshot when OSV cannot be reached); ``cleanup``
   runs the cleanup state machine under moto over a simulated deployment (moto has no AgentCore control plane, so
-  the runtime part is left out there).
+  the runtime part is left out there); ``erase-user`` runs the erase-user state machine under moto over a simulated
+  deployment where the user and another user each left two conversations, and shows the other's untouched.
 
 Exit status: 0 when the workflow passed, 1 when it found or hit a problem, 2 for bad usage.
 """
@@ -33,8 +34,10 @@ PARTS = ("agent_runtime", "sagemaker_endpoint", "weights_bucket", "history_bucke
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``relay ops`` and its three subcommands."""
-    parser = commands.add_parser("ops", help="operations workflows: smoke test, dependency audit, cleanup")
+    """Register ``relay ops`` and its subcommands."""
+    parser = commands.add_parser(
+        "ops", help="operations workflows: smoke test, dependency audit, cleanup, erase a user"
+    )
     workflows = parser.add_subparsers(dest="workflow", required=True)
 
     smoke = workflows.add_parser("smoke-test", help="check the speech endpoint, the agent and the gateway end to end")
@@ -62,6 +65,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     _aws_options(cleanup)
     cleanup.set_defaults(run=cleanup_command)
+
+    erase = workflows.add_parser(
+        "erase-user", help="delete one user's stored conversations and their items in the gateway's tables"
+    )
+    erase.add_argument(
+        "--user-id", type=non_empty, required=True, help="the user's id: the subject (sub) of their token"
+    )
+    erase.add_argument("--local", action="store_true", help="run the workflow under moto over a simulated deployment")
+    _aws_options(erase)
+    erase.set_defaults(run=erase_user_command)
 
 
 def _aws_options(parser: argparse.ArgumentParser) -> None:
@@ -299,4 +312,72 @@ def cleanup_command(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_parser", "audit_command", "cleanup_command", "cleanup_request", "run_in_aws", "smoke_test"]
+# --- erase one user ----------------------------------------------------------------------------------------
+
+OTHER_USER = "another-user"
+"""The local run's second user, whose data must be left as it was."""
+
+
+def erase_user_command(args: argparse.Namespace) -> int:
+    request = {"user_id": args.user_id}
+    if args.state_machine_arn:
+        return run_in_aws(args.state_machine_arn, request, region=args.region, as_json=args.json)
+    import boto3  # noqa: PLC0415
+
+    from relay_core.agent.conversation_ids import user_history_prefix  # noqa: PLC0415
+    from relay_local.ops_workflows import (  # noqa: PLC0415 - moto only for the local run
+        LOCAL_NAMES,
+        REGION,
+        InProcessLambdas,
+        default_handlers,
+        local_aws,
+        local_values,
+        run_workflow,
+    )
+    from relay_local.user_data import create_gateway_tables, seed_user  # noqa: PLC0415
+
+    if args.user_id == OTHER_USER:
+        _say(f"relay ops erase-user: --local keeps {OTHER_USER!r} for the user who must stay: erase another id")
+        return 2
+    _quiet_task_logs()
+    _say(
+        f"local: a simulated deployment in moto (history bucket, connections and turns tables) where {args.user_id!r} "
+        f"and {OTHER_USER!r} each left two conversations; erasing {args.user_id!r} ..."
+    )
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        os.environ.setdefault(name, value)
+    bucket, connections, turns = (
+        LOCAL_NAMES[k] for k in ("HistoryBucketName", "ConnectionsTableName", "TurnsTableName")
+    )
+    with local_aws(), InProcessLambdas(default_handlers()):
+        s3, db = boto3.client("s3", region_name=REGION), boto3.client("dynamodb", region_name=REGION)
+        s3.create_bucket(Bucket=bucket)
+        create_gateway_tables(db, connections, turns)
+        for user in (args.user_id, OTHER_USER):
+            seed_user(user, db, bucket=bucket, connections_table=connections, turns_table=turns)
+        other_before = s3.list_objects_v2(Bucket=bucket, Prefix=user_history_prefix(OTHER_USER))["KeyCount"]
+        definition = substitute(definition_path("erase_user").read_text(), local_values())
+        run = run_workflow(definition, request, on_state=lambda name: _say(f"  -> {name}"))
+        left = s3.list_objects_v2(Bucket=bucket, Prefix=user_history_prefix(args.user_id))["KeyCount"]
+        other_after = s3.list_objects_v2(Bucket=bucket, Prefix=user_history_prefix(OTHER_USER))["KeyCount"]
+    if run.status != "SUCCEEDED":
+        _say(f"{run.status}: {run.error}: {run.cause}")
+        return 1
+    _say(f"left of the user's history: {left} objects; {OTHER_USER}'s: {other_after} of {other_before} kept")
+    _print_report(run.output, as_json=args.json)
+    return 0 if left == 0 and other_after == other_before else 1
+
+
+__all__ = [
+    "add_parser",
+    "audit_command",
+    "cleanup_command",
+    "cleanup_request",
+    "erase_user_command",
+    "run_in_aws",
+    "smoke_test",
+]

@@ -17,6 +17,7 @@ from strands.session.s3_session_manager import S3SessionManager
 from strands.types.session import SessionAgent, SessionMessage
 
 from relay_core.agent.defaults import HISTORY_AGENT_ID, HISTORY_PREFIX
+from relay_core.relay.turn_record import RelayOutcome
 from relay_functions.gateway.connections import ConnectionStore
 from relay_functions.gateway.rate_limit import TurnRateLimiter
 from relay_functions.gateway.settings import DEFAULT_CONNECTION_TTL_S
@@ -73,8 +74,8 @@ def seed_user(
     conversations: int = 2,
     endpoint_url: str | None = None,
 ) -> StoredUser:
-    """Store what a user who connected once and held ``conversations`` conversations (one turn each, a
-    ``newConversation`` between them) leaves behind."""
+    """Store what a user who connected once and held ``conversations`` conversations (one turn each, run to its
+    end; a ``newConversation`` between them) leaves behind. The connection stays open."""
     connections = ConnectionStore(db, connections_table, ttl_s=DEFAULT_CONNECTION_TTL_S)
     turns = TurnStore(db, turns_table)
     limiter = TurnRateLimiter(db, connections_table, turns_per_minute=TURNS_PER_MINUTE)
@@ -89,6 +90,7 @@ def seed_user(
         assert limiter.try_acquire(user_id).allowed
         turn_id = f"turn-{uuid.uuid4().hex[:12]}"
         turns.create(turn_id, user_id=user_id, session_id=session_id, connection_id=connection_id)
+        assert turns.claim_relay(turn_id)
         store_conversation(
             session_id,
             bucket=bucket,
@@ -96,6 +98,8 @@ def seed_user(
             reply="Noted.",
             endpoint_url=endpoint_url,
         )
+        turns.end(turn_id, outcome=RelayOutcome.COMPLETED)
+        assert turns.close(turn_id, seen_resume_count=0)
         session_ids.append(session_id)
         turn_ids.append(turn_id)
     return StoredUser(user_id, connection_id, tuple(session_ids), tuple(turn_ids))
