@@ -75,7 +75,9 @@ export class AgentEventMapper {
         ];
       case "audio_chunk": {
         if (this.format === OPUS_FORMAT) {
-          const mapped = opusChunkEvent(turnId, event, base64ToBytes(String(event.data)), this._opusSamples);
+          // the agent's own wire has no sample_offset (its chunks tile the timeline in order; the gateway adds it)
+          const placed = { ...event, sample_offset: event.sample_offset ?? this._opusSamples };
+          const mapped = opusChunkEvent(turnId, placed, base64ToBytes(String(event.data)), this._opusSamples);
           if (mapped.type === "opus_received") this._opusSamples += mapped.sampleCount;
           return [mapped];
         }
@@ -202,6 +204,7 @@ export class AgentDirectClient {
     /** @param {import("./client/session.js").ClientEvent} event */
     const emit = (event) => {
       this._onEvent?.(event);
+      if (event.type === "protocol_error") this._host.protocolError(`turn ${turn.turnId}: ${event.message}`);
       apply?.(event);
     };
     const abort = new AbortController();

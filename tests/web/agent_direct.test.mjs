@@ -158,11 +158,14 @@ test("direct: a turn whose speech waits in line says so before its audio, then s
 
 // The direct route through the library: the same Opus negotiation and sink behaviour as the gateway route.
 const opus = JSON.parse(readFileSync(new URL("./fixtures/opus_tone.json", import.meta.url), "utf8"));
-/** The Opus fixture's turn as the agent streams it itself (request_id, not turn_id), one SSE event each. */
+/**
+ * The Opus fixture's turn as the agent streams it itself, one SSE event each: request_id for turn_id, and none of
+ * what only the client wire carries (sample_offset, total_samples).
+ */
 const opusBody = Buffer.from(
   opus.messages
     .map((m) => JSON.parse(m))
-    .map(({ turn_id, ...event }) => `data: ${JSON.stringify({ ...event, request_id: turn_id })}\n\n`)
+    .map(({ turn_id, sample_offset, total_samples, ...event }) => `data: ${JSON.stringify({ ...event, request_id: turn_id })}\n\n`)
     .join(""),
 );
 const opusChunks = opus.messages.map((m) => JSON.parse(m)).filter((m) => m.type === "audio_chunk");

@@ -9,7 +9,10 @@ has sent the audio's end (a server faster than its link), then delivered at that
 proxy's address from its ``/config.json``, rewritten by Playwright. With Opus, the library's WebAudioSink must
 choose a start-up buffer from the arrivals it measured (the turn before: the first sound never waits for a
 measurement) so that, once started, the reply plays through without a stall, and the page must say "poor
-connection" (the turn's ``data-link="poor"``) rather than chop words.
+connection" (the turn's ``data-link="poor"``) rather than chop words. A first turn, with nothing measured, starts at
+once and stalls at most once (the sink rebuffers by the rate it measured); told by the platform that the link is
+slow (``navigator.connection.downlink``, set through DevTools' network emulation), it buffers from its first chunk
+and does not stall. The direct route to the agent (no gateway) asks for Opus too and plays through the same sink.
 """
 
 from __future__ import annotations
@@ -148,6 +151,10 @@ def stack(relay_stack: RelayStack) -> RelayStack:
     return relay_stack
 
 
+EMULATED_DOWNLINK_BPS = 400_000
+"""What DevTools' network emulation tells the page its downlink is (``navigator.connection.downlink`` 0.4): below
+PCM's ~0.68 Mbit/s of base64 per second of speech, so a first PCM turn knows its link is slow before it measures."""
+
 RECORD_SINK_JS = """() => {
   const label = () => document.querySelector("#turn-status").textContent;
   window.sinkEvents = { link: [], stall: [] };
@@ -159,16 +166,27 @@ RECORD_SINK_JS = """() => {
 PLAYED_JS = """() => ({
   events: window.sinkEvents,
   stalls: window.relayPlayer.stalls,
+  rebuffers: window.relayPlayer.rebuffers,
+  downlink: navigator.connection?.downlink ?? null,
   underruns: window.relayPlayer.underruns,
   seconds: window.relayPlayer.sampleCount / window.relayPlayer.sampleRate,
   link: document.querySelector("#turn-status").closest("[data-link]")?.dataset.link ?? null,
 })"""
 
 
-def play_through_link(stack: RelayStack, browser: Browser, rate: float, *, turns: int = 1) -> dict[str, Any]:
-    """``turns`` Opus turns of SHORT_PROMPT one after another, the page talking to the gateway through a
-    ThrottledLink at ``rate``; what the sink did in the last one (PLAYED_JS), once its reply has played out. (The
-    first sound never waits for a measurement: a turn buffers for the link that the turns before it measured.)"""
+def play_through_link(
+    stack: RelayStack,
+    browser: Browser,
+    rate: float,
+    *,
+    turns: int = 1,
+    audio: str = "opus",
+    downlink_bps: int | None = None,
+) -> dict[str, Any]:
+    """``turns`` turns of SHORT_PROMPT one after another (``audio``: what the page asks for), the page talking to the
+    gateway through a ThrottledLink at ``rate``; what the sink did in the last one (PLAYED_JS), once its reply has
+    played out. (The first sound never waits for a measurement: a turn buffers for the link that the turns before it
+    measured, or that the platform reports: ``downlink_bps`` emulated through DevTools before the first turn.)"""
     with ThrottledLink(stack.gateway_url.rsplit("/", 1)[0], rate) as link:
         proxied = stack.gateway_url.replace(stack.gateway_url.rsplit("/", 1)[0], f"ws://127.0.0.1:{link.port}")
 
@@ -183,11 +201,17 @@ def play_through_link(stack: RelayStack, browser: Browser, rate: float, *, turns
         page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
         page.route("**/config.json", through_proxy)
         try:
-            page.goto(stack.web_url.rstrip("/") + "/")
+            page.goto(stack.web_url.rstrip("/") + "/" + ("?audio=pcm" if audio == "pcm" else ""))
             page.wait_for_function("() => window.relayApp !== undefined")
             page.evaluate("() => window.relayApp.ready")
             page.wait_for_selector('#connection[data-state="open"]', timeout=30_000)
-            page.wait_for_selector('#audio-format[data-format="opus"]', timeout=30_000)
+            page.wait_for_selector(f'#audio-format[data-format="{audio}"]', timeout=30_000)
+            if downlink_bps is not None:
+                cdp = context.new_cdp_session(page)
+                cdp.send("Network.enable")
+                throughput = downlink_bps / 8
+                conditions = {"latency": 0, "downloadThroughput": throughput, "uploadThroughput": throughput}
+                cdp.send("Network.emulateNetworkConditions", {"offline": False, **conditions})
             page.evaluate(RECORD_SINK_JS)
             for _ in range(turns):
                 page.evaluate("() => { window.sinkEvents = { link: [], stall: [] }; }")  # this turn's events
@@ -227,3 +251,74 @@ def test_opus_over_a_fast_link_starts_without_waiting_and_says_nothing_of_the_co
     assert started["bufferedS"] < result["seconds"], "playback started before the whole reply was there"
     assert result["stalls"] == 0
     assert result["link"] is None
+
+
+def test_a_first_turn_at_0_6x_starts_at_once_and_stalls_at_most_once(stack: RelayStack, browser: Browser) -> None:
+    result = play_through_link(stack, browser, LINK_RATE)
+    (started,) = result["events"]["link"]
+    assert started["startupS"] < 0.05, started  # nothing measured yet: the first chunk played at once
+    assert result["stalls"] <= 1, result
+    assert result["underruns"] == result["stalls"] == result["rebuffers"], "after the one rebuffer, no underrun"
+    assert len(result["events"]["stall"]) == result["stalls"]
+    if result["stalls"]:
+        assert result["link"] == "poor", "a stall says poor connection"
+
+
+def test_a_first_pcm_turn_told_its_downlink_is_slow_buffers_from_its_first_chunk_and_never_stalls(
+    stack: RelayStack, browser: Browser
+) -> None:
+    result = play_through_link(stack, browser, LINK_RATE, audio="pcm", downlink_bps=EMULATED_DOWNLINK_BPS)
+    assert result["downlink"] == EMULATED_DOWNLINK_BPS / 1e6, "DevTools' emulation reached navigator.connection"
+    (started,) = result["events"]["link"]
+    assert started["slow"] is True and started["startupS"] > 0, started
+    assert started["label"] == "poor connection"
+    assert result["events"]["stall"] == []
+    assert result["stalls"] == result["underruns"] == result["rebuffers"] == 0
+
+
+DIRECT_JS = """async () => {
+  await window.relayDirect.audioReady;
+  const label = () => document.querySelector("#turn-status").textContent;
+  window.sinkEvents = { link: [], stall: [] };
+  window.relayPlayer.on("link", (e) => window.sinkEvents.link.push({ ...e, label: label() }));
+  window.relayPlayer.on("stall", (e) => window.sinkEvents.stall.push({ ...e, label: label() }));
+  return window.relayDirect.audioChoice;
+}"""
+
+
+def test_the_direct_route_asks_the_agent_for_opus_and_plays_it_through_the_sink(
+    stack: RelayStack, browser: Browser
+) -> None:
+    """The route that talks to the agent without the gateway negotiates Opus as the gateway route does (the browser
+    decodes it: the agent payload says ``"audio": "opus"``, the page says Opus) and plays through the same sink: its
+    start-up buffer's ``link`` event, every sample of the reply scheduled gaplessly."""
+    context = browser.new_context(viewport={"width": 1100, "height": 900})
+    page = context.new_page()
+    console: list[str] = []
+    page.on("pageerror", lambda err: console.append(f"pageerror: {err}"))
+    page.on("console", lambda msg: console.append(msg.text) if "relay (direct)" in msg.text else None)
+    try:
+        page.goto(stack.web_url.rstrip("/") + "/")
+        page.wait_for_function("() => window.relayApp !== undefined")
+        page.evaluate("() => window.relayApp.ready")
+        choice = page.evaluate(DIRECT_JS)
+        assert choice["format"] == "opus", choice
+        with page.expect_request(lambda r: r.url.endswith("/agent/invocations"), timeout=TURN_TIMEOUT_MS) as request:
+            send(page, SHORT_PROMPT, route="direct")
+        payload = request.value.post_data_json
+        assert isinstance(payload, dict) and payload.get("audio") == "opus", payload
+        assert wait_for_end(page) == "completed"
+        page.wait_for_selector('#audio-format[data-format="opus"]')
+        page.wait_for_function("() => !window.relayPlayer.playing", timeout=TURN_TIMEOUT_MS)
+        result: dict[str, Any] = page.evaluate(PLAYED_JS)
+        gaps = page.evaluate("() => window.relayPlayer.scheduleGaps()")
+        heard = page.evaluate("() => window.relayApp.metrics().samples")
+        print("direct", json.dumps(result["events"]), result["seconds"])  # the start-up (report)
+    finally:
+        context.close()
+    assert not console, console  # no page error, no event of the agent's the direct route could not map
+    (started,) = result["events"]["link"]  # the sink's start-up buffer ran (the old direct route bypassed it)
+    assert started["slow"] is False, started
+    assert result["seconds"] > 1.0
+    assert heard == round(result["seconds"] * 24_000), "every decoded sample was scheduled"
+    assert gaps == []

@@ -385,3 +385,22 @@ test("sink: on a fast link the first sound is unchanged: at the first chunk, wha
     assert.deepEqual(p.player.scheduledSamples(), reference.player.scheduledSamples());
   }
 });
+
+test("sink: the link is timed by arrived() (audio on the wire), not by a write delayed by decoding", () => {
+  for (const announce of [true, false]) {
+    const p = clockedPlayer({ priorRate: 0.6 });
+    p.player.begin("t");
+    const arrivals = [1, 1 + 0.5 / 0.6, 1 + 1.0 / 0.6]; // 0.5 s messages at 0.6x
+    const writes = [1.5, arrivals[1], arrivals[2]]; // the first waited 0.5 s for its decoder to start
+    const events = [...arrivals.map((t, i) => ({ t, i, kind: "arrive" })), ...writes.map((t, i) => ({ t, i, kind: "write" }))];
+    events.sort((a, b) => a.t - b.t || (a.kind === "arrive" ? -1 : 1));
+    for (const { t, i, kind } of events) {
+      p.advance(t);
+      if (kind === "arrive" && announce) p.player.arrived(12_000, 1000);
+      if (kind === "write") p.player.write(block(12_000, i), i * 12_000, 1000);
+    }
+    const rate = /** @type {any} */ (p.player)._arrivals.rate();
+    if (announce) assert.ok(Math.abs(rate - 0.6) < 1e-9, `rate ${rate}`);
+    else assert.ok(rate > 0.7, `timed by the writes the rate reads ${rate}`);
+  }
+});

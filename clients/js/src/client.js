@@ -150,6 +150,8 @@ export class Turn extends Emitter {
    * @param {import("./session.js").ClientEvent} event
    */
   apply(event) {
+    // the sink measures the link from when audio arrives, not from when its decoding is done
+    if (event.type === "opus_received") this.sink?.arrived?.(event.sampleCount, opusWireBytes(event.packets));
     if (this._pending === null && event.type !== "opus_received") {
       this._applyNow(event);
       return;
@@ -177,9 +179,7 @@ export class Turn extends Emitter {
       samples = new Int16Array(event.sampleCount);
       this._host.protocolError(`turn ${this.id}: audio_chunk ${event.seq} did not decode (${/** @type {any} */ (err)?.message ?? err})`);
     }
-    let wireBytes = 0;
-    for (const packet of event.packets) wireBytes += packet.length;
-    this._deliver(samples, event.sampleOffset, event.seq, base64Length(wireBytes));
+    this._deliver(samples, event.sampleOffset, event.seq, opusWireBytes(event.packets));
   }
 
   /**
@@ -250,6 +250,16 @@ export class Turn extends Emitter {
         break;
     }
   }
+}
+
+/**
+ * Bytes an Opus chunk's packets take on the wire (their base64).
+ * @param {Uint8Array[]} packets
+ */
+function opusWireBytes(packets) {
+  let bytes = 0;
+  for (const packet of packets) bytes += packet.length;
+  return base64Length(bytes);
 }
 
 /**

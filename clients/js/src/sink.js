@@ -1,6 +1,7 @@
 // Where a turn's audio goes. The client calls begin(turnId) when a turn is sent, write(samples, sampleOffset, wireBytes)
 // for every piece of audio in order (exactly once each, contiguous: sampleOffset is the sum of the samples before),
 // text(delta) and words(words) as the reply's text and timings arrive (when the sink has them),
+// arrived(sampleCount, wireBytes) when audio that must be decoded first arrives (Opus),
 // end() when the turn's audio is complete, and stop() on a cancel or a failed turn. Turn.cancel() asks
 // playedMs() how much the listener heard.
 
@@ -9,6 +10,8 @@
  * @property {(turnId: string) => void} [begin]  a new turn's audio starts (forget the previous stream)
  * @property {(samples: Int16Array, sampleOffset: number, wireBytes?: number) => void} write  PCM s16, 24 kHz, mono;
  *   `wireBytes`: what the audio took on the wire (base64 included), for a sink that measures its link
+ * @property {(sampleCount: number, wireBytes?: number) => void} [arrived]  audio arrived on the wire now and will be
+ *   written once decoded (Opus): a sink that measures its link times the arrival, not the write
  * @property {(text: string) => void} [text]  the reply's text as it arrives, ahead of its audio (a sink that buffers
  *   for a slow link estimates the turn's length from it: WebAudioSink)
  * @property {(words: import("./session.js").WordTiming[]) => void} [words]  the turn's timed words as they arrive

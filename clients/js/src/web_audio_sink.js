@@ -110,6 +110,10 @@ export class WebAudioSink extends Emitter {
     this.linkRate = (options.startup || null)?.priorRate ?? null;
     /** @type {ArrivalRate | null} this turn's arrivals (null: no turn begun since the last measurement) */
     this._arrivals = null;
+    /** Samples announced by arrived() and not written yet (their arrival is already counted). */
+    this._announced = 0;
+    /** @type {{audioS: number, wireBytes: number} | null} this turn's first chunk with its bytes on the wire */
+    this._firstWire = null;
     /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
     this.charsPerS = null;
     /** This turn's length, estimated from its text. */
@@ -179,21 +183,47 @@ export class WebAudioSink extends Emitter {
     if (this.stopped || samples.length === 0) return;
     const audioS = samples.length / this.sampleRate;
     const now = this._clock();
-    this._arrivals ??= new ArrivalRate();
-    this._arrivals.add(audioS, now);
+    const announced = Math.min(this._announced, samples.length);
+    this._announced -= announced;
+    if (announced < samples.length) this._noteArrival(samples.length - announced, wireBytes, now);
     this._length.audio(audioS);
     if (this._startup === null && this._startupOptions !== false && this._ranDry()) this._beginRebuffer();
     if (this._startup === null) {
       this._playNow(samples);
       return;
     }
-    if (this._startup.firstAt === null && this._startup.priorRate === null) {
-      this._startup.priorRate = this._downlinkRate(audioS, wireBytes);
+    if (this._startup.firstAt === null && this._startup.priorRate === null && this._firstWire !== null) {
+      this._startup.priorRate = this._downlinkRate(this._firstWire.audioS, this._firstWire.wireBytes);
     }
     this._pending.push(samples);
     const decision = this._startup.arrive(audioS, now);
     if (decision.start) this._startPlayback();
     else this._armStartTimer();
+  }
+
+  /**
+   * Audio of `sampleCount` samples arrived on the wire now, to be written once decoded (the client calls it for
+   * Opus, whose decoding takes a while: the first packets of a turn wait for the decoder to start). The link is
+   * measured from these times, not from the writes.
+   * @param {number} sampleCount
+   * @param {number} [wireBytes]
+   */
+  arrived(sampleCount, wireBytes) {
+    if (this.stopped || sampleCount <= 0) return;
+    this._noteArrival(sampleCount, wireBytes, this._clock());
+    this._announced += sampleCount;
+  }
+
+  /**
+   * @param {number} sampleCount
+   * @param {number | undefined} wireBytes
+   * @param {number} now
+   */
+  _noteArrival(sampleCount, wireBytes, now) {
+    const audioS = sampleCount / this.sampleRate;
+    this._arrivals ??= new ArrivalRate();
+    this._arrivals.add(audioS, now);
+    if (this._firstWire === null && wireBytes !== undefined && wireBytes > 0) this._firstWire = { audioS, wireBytes };
   }
 
   /**
@@ -240,13 +270,12 @@ export class WebAudioSink extends Emitter {
   }
 
   /**
-   * The first turn's prior rate from the platform's downlink estimate and this chunk's bytes per second of audio
-   * (null: no estimate, or no byte count).
+   * The first turn's prior rate from the platform's downlink estimate and the first chunk's bytes per second of audio
+   * (null: no estimate).
    * @param {number} audioS
-   * @param {number | undefined} wireBytes
+   * @param {number} wireBytes
    */
   _downlinkRate(audioS, wireBytes) {
-    if (wireBytes === undefined || !(wireBytes > 0)) return null;
     const bps = this._downlinkBps();
     return bps === null ? null : bps / 8 / (wireBytes / audioS);
   }
@@ -371,10 +400,14 @@ export class WebAudioSink extends Emitter {
     this._dryAt = null;
     this.rebuffers = 0;
     this._length = new SpeechLength({ priorCharsPerS: this.charsPerS });
+    this._arrivals = new ArrivalRate();
+    this._announced = 0;
+    this._firstWire = null;
+    const arrivals = this._arrivals;
     this._startup =
       this._startupOptions === false
         ? null
-        : new StartupBuffer({ ...this._startupOptions, expectedS: this.expectedS(), priorRate: this.linkRate });
+        : new StartupBuffer({ ...this._startupOptions, expectedS: this.expectedS(), priorRate: this.linkRate, arrivals });
   }
 
   /**

@@ -3,6 +3,8 @@
  * @property {(turnId: string) => void} [begin]  a new turn's audio starts (forget the previous stream)
  * @property {(samples: Int16Array, sampleOffset: number, wireBytes?: number) => void} write  PCM s16, 24 kHz, mono;
  *   `wireBytes`: what the audio took on the wire (base64 included), for a sink that measures its link
+ * @property {(sampleCount: number, wireBytes?: number) => void} [arrived]  audio arrived on the wire now and will be
+ *   written once decoded (Opus): a sink that measures its link times the arrival, not the write
  * @property {(text: string) => void} [text]  the reply's text as it arrives, ahead of its audio (a sink that buffers
  *   for a slow link estimates the turn's length from it: WebAudioSink)
  * @property {(words: import("./session.js").WordTiming[]) => void} [words]  the turn's timed words as they arrive
@@ -69,6 +71,11 @@ export type AudioSink = {
      * `wireBytes`: what the audio took on the wire (base64 included), for a sink that measures its link
      */
     write: (samples: Int16Array, sampleOffset: number, wireBytes?: number) => void;
+    /**
+     * audio arrived on the wire now and will be
+     * written once decoded (Opus): a sink that measures its link times the arrival, not the write
+     */
+    arrived?: ((sampleCount: number, wireBytes?: number) => void) | undefined;
     /**
      * the reply's text as it arrives, ahead of its audio (a sink that buffers
      * for a slow link estimates the turn's length from it: WebAudioSink)

@@ -74,6 +74,13 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     linkRate: number | null;
     /** @type {ArrivalRate | null} this turn's arrivals (null: no turn begun since the last measurement) */
     _arrivals: ArrivalRate | null;
+    /** Samples announced by arrived() and not written yet (their arrival is already counted). */
+    _announced: number;
+    /** @type {{audioS: number, wireBytes: number} | null} this turn's first chunk with its bytes on the wire */
+    _firstWire: {
+        audioS: number;
+        wireBytes: number;
+    } | null;
     /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
     charsPerS: number | null;
     /** This turn's length, estimated from its text. */
@@ -115,6 +122,20 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
      */
     write(samples: Int16Array, _sampleOffset: number, wireBytes?: number): void;
     /**
+     * Audio of `sampleCount` samples arrived on the wire now, to be written once decoded (the client calls it for
+     * Opus, whose decoding takes a while: the first packets of a turn wait for the decoder to start). The link is
+     * measured from these times, not from the writes.
+     * @param {number} sampleCount
+     * @param {number} [wireBytes]
+     */
+    arrived(sampleCount: number, wireBytes?: number): void;
+    /**
+     * @param {number} sampleCount
+     * @param {number | undefined} wireBytes
+     * @param {number} now
+     */
+    _noteArrival(sampleCount: number, wireBytes: number | undefined, now: number): void;
+    /**
      * The reply's text as it arrives (ahead of its audio): the turn's expected length follows it.
      * @param {string} delta
      */
@@ -137,12 +158,12 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
     _expectedRestS(): number;
     _expectChanged(): void;
     /**
-     * The first turn's prior rate from the platform's downlink estimate and this chunk's bytes per second of audio
-     * (null: no estimate, or no byte count).
+     * The first turn's prior rate from the platform's downlink estimate and the first chunk's bytes per second of audio
+     * (null: no estimate).
      * @param {number} audioS
-     * @param {number | undefined} wireBytes
+     * @param {number} wireBytes
      */
-    _downlinkRate(audioS: number, wireBytes: number | undefined): number | null;
+    _downlinkRate(audioS: number, wireBytes: number): number | null;
     /** Whether playback started this turn and has run out of audio (the next audio would start after a gap). */
     _ranDry(): boolean;
     /** Playback ran dry: hold the rest of the turn until its measured rate says it plays through (one stall). */
