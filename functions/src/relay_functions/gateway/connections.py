@@ -7,9 +7,10 @@ Items (partition key ``pk``, TTL attribute ``expires_at``):
   ``active_turn`` + ``active_turn_expires``.
 - ``conversation#<user id>``: ``session_id``, the AgentCore runtime session id of the user's conversation
   (:func:`relay_core.agent.conversation_ids.new_session_id`: it carries the user's key, so the user's stored
-  conversations can be found and erased), which every connection of the user shares, so a reconnecting client continues it. Each turn reads
-  it when it starts (and keeps it in its turn record to its end); ``newConversation`` replaces it, so the user's
-  next turn, on whichever connection, starts a conversation the agent has no history of.
+  conversations can be found and erased), which every connection of the user shares, so a reconnecting client
+  continues it. Each turn reads it when it starts (and keeps it in its turn record to its end);
+  ``newConversation`` replaces it, so the user's next turn, on whichever connection, starts a conversation the
+  agent has no history of.
 - ``rate#<user id>#<minute>``: see :mod:`relay_functions.gateway.rate_limit`.
 
 Every write that decides something (claiming the connection for a turn) is one conditional DynamoDB write, so
