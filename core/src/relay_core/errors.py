@@ -85,3 +85,9 @@ class UncuttableAudioError(AudioFormatError):
     packet is one piece, whole or not at all. Send such pieces one per message and keep each within the budget."""
 
     code = "uncuttable_audio"
+
+
+class InvalidUserIdError(RelayError, ValueError):
+    """A user id that cannot name a user (empty): conversation ids and a user's erasure need one."""
+
+    code = "invalid_user_id"

@@ -20,6 +20,7 @@ from typing import Final
 
 from relay_core import limits
 from relay_core.agent.defaults import HISTORY_PREFIX
+from relay_core.errors import InvalidUserIdError
 
 SESSION_ID_PREFIX: Final = "kokoro-relay-conversation-"
 """What every conversation id the gateway makes begins with."""
@@ -29,10 +30,6 @@ STRANDS_SESSION_DIR_PREFIX: Final = "session_"
 """Strands' ``S3SessionManager`` keeps session ``<id>`` under ``<prefix>/session_<id>/`` (its ``SESSION_PREFIX``)."""
 SESSION_ID_CHARS: Final = len(SESSION_ID_PREFIX) + USER_KEY_CHARS + 1 + 32
 """Length of every id :func:`new_session_id` makes (91): within AgentCore's 33-256 characters."""
-
-
-class InvalidUserIdError(ValueError):
-    """A user id that cannot name a user (empty)."""
 
 
 def user_key(user_id: str) -> str:
