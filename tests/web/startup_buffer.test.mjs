@@ -15,16 +15,17 @@ const CHUNK_S = 0.1;
  * @param {number} rate
  * @param {number} totalS
  * @param {number} [jitter]
+ * @param {number} [chunkS] audio seconds per message (each arrives whole)
  */
-function schedule(rate, totalS, jitter = 0) {
-  const interval = CHUNK_S / rate;
-  const count = Math.round(totalS / CHUNK_S);
+function schedule(rate, totalS, jitter = 0, chunkS = CHUNK_S) {
+  const interval = chunkS / rate;
+  const count = Math.round(totalS / chunkS);
   const out = [];
   let last = 0;
   for (let i = 0; i < count; i++) {
     const wobble = jitter * interval * Math.sin(i * 2.3999);
     const t = Math.max(last, 1 + i * interval + wobble);
-    out.push({ t, s: CHUNK_S });
+    out.push({ t, s: chunkS });
     last = t;
   }
   return out;
@@ -164,4 +165,20 @@ test("startup: ArrivalRate does not count the first arrival's audio, and calls s
   together.add(1, 3);
   together.add(1, 3);
   assert.equal(together.rate(), Infinity);
+});
+
+test("startup: whole sentence-sized messages (1.7 s, as Opus sends them) at 0.6x play through: the margin holds one", () => {
+  const arrivals = schedule(0.6, 12 - (12 % 1.7), 0, 1.7);
+  const told = new StartupBuffer(SLOW);
+  told.expect(arrivals.length * 1.7, 0);
+  const result = simulate(arrivals, told);
+  assert.equal(result.stalls, 0);
+  // a 6.8 s turn with 3.4 s in hand: the smooth-stream rule (deficit + 0.25 s) would start, and the last message,
+  // arriving whole at 1 + 3 * 1.7 / 0.6 = 9.5 s, would be due at ~8.9 s: a stall
+  const buffer = new StartupBuffer(SLOW);
+  buffer.expect(4 * 1.7, 0);
+  buffer.arrive(1.7, 1);
+  const decision = buffer.arrive(1.7, 1 + 1.7 / 0.6);
+  assert.ok(decision.bufferedS >= decision.neededS + 0.25, "the smooth-stream rule is met");
+  assert.equal(decision.start, false, "but a whole message may still land late");
 });

@@ -5,7 +5,9 @@
 // A link's rate is the audio seconds that arrive per wall second (ArrivalRate: between a turn's first and latest
 // arrival, the first chunk's audio not counted). A link at rate r < 1 that still has R seconds of audio to deliver
 // falls behind playback by R (1 - r) / r seconds before the last audio arrives, so playback that starts with at least
-// that much buffered (plus a margin for jitter) never stalls. The rest of the stream is the turn's expected length
+// that much buffered (plus a margin for jitter) never stalls. Audio comes in messages that arrive whole, so the last
+// one lands up to a message's length later than a smooth stream would: the margin also holds the largest message
+// seen (this turn's, or the turn before's: `chunkS`; an Opus message can hold a sentence, ~1.7 s). The rest of the stream is the turn's expected length
 // (expectedS: the sink's estimate from the reply's text, speech_length.js; DEFAULT_EXPECTED_S without one) less what
 // has arrived; expect() updates it as text arrives.
 //
@@ -40,6 +42,8 @@ export const DEFAULT_MAX_WAIT_S = 10;
  * @property {number} [maxWaitS]  longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
  * @property {number | null} [priorRate] the link's rate known before this buffer's arrivals (the previous turn's, the
  *   platform's estimate, or for a rebuffer this turn's; null: none)
+ * @property {number} [chunkS] audio seconds of the largest message expected (the previous turn's largest; this turn's
+ *   own largest arrival counts too)
  * @property {ArrivalRate} [arrivals] where the rate is measured (default: this buffer's own arrivals; a rebuffer
  *   shares the turn's, so its rate covers the whole turn)
  */
@@ -65,6 +69,8 @@ export class ArrivalRate {
     this.audioS = 0;
     /** @type {number | null} wall time (s) of the latest arrival */
     this.lastAt = null;
+    /** Audio seconds of the largest single arrival. */
+    this.largestS = 0;
   }
 
   /**
@@ -72,6 +78,7 @@ export class ArrivalRate {
    * @param {number} nowS
    */
   add(audioS, nowS) {
+    this.largestS = Math.max(this.largestS, audioS);
     if (this.firstAt === null) {
       this.firstAt = nowS;
       this.firstS = audioS;
@@ -98,6 +105,7 @@ export class StartupBuffer {
     this.expectedS = options.expectedS ?? DEFAULT_EXPECTED_S;
     this.marginS = options.marginS ?? DEFAULT_MARGIN_S;
     this.maxWaitS = options.maxWaitS ?? DEFAULT_MAX_WAIT_S;
+    this.chunkS = options.chunkS ?? 0;
     /** @type {number | null} */
     this.priorRate = options.priorRate ?? null;
     this._shared = options.arrivals !== undefined;
@@ -162,7 +170,8 @@ export class StartupBuffer {
     }
     const neededS = deficitS(rate, Math.max(0, this.expectedS - this.bufferedS));
     const due = this.firstAt !== null && nowS - this.firstAt >= this.maxWaitS;
-    const enough = this.bufferedS >= this.expectedS || neededS === 0 || this.bufferedS >= neededS + this.marginS;
+    const marginS = this.marginS + Math.max(this.chunkS, this.arrivals.largestS);
+    const enough = this.bufferedS >= this.expectedS || neededS === 0 || this.bufferedS >= neededS + marginS;
     return { start: this.firstAt !== null && (due || enough), rate, bufferedS: this.bufferedS, neededS };
   }
 }

@@ -114,6 +114,8 @@ export class WebAudioSink extends Emitter {
     this._announced = 0;
     /** @type {{audioS: number, wireBytes: number} | null} this turn's first chunk with its bytes on the wire */
     this._firstWire = null;
+    /** Audio seconds of the largest message of the latest turn (a message arrives whole: the start-up margin). */
+    this.chunkS = 0;
     /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
     this.charsPerS = null;
     /** This turn's length, estimated from its text. */
@@ -301,6 +303,7 @@ export class WebAudioSink extends Emitter {
   /** Keep the finished turn's arrival rate and characters per second for the next turn (as is when it had none). */
   _measureLink() {
     const rate = this._arrivals?.rate() ?? null;
+    if ((this._arrivals?.largestS ?? 0) > 0) this.chunkS = /** @type {ArrivalRate} */ (this._arrivals).largestS;
     this._arrivals = null;
     if (rate !== null) this.linkRate = rate;
     const charsPerS = this._complete ? this._length.measuredCharsPerS() : null;
@@ -407,7 +410,7 @@ export class WebAudioSink extends Emitter {
     this._startup =
       this._startupOptions === false
         ? null
-        : new StartupBuffer({ ...this._startupOptions, expectedS: this.expectedS(), priorRate: this.linkRate, arrivals });
+        : new StartupBuffer({ ...this._startupOptions, expectedS: this.expectedS(), priorRate: this.linkRate, chunkS: this.chunkS, arrivals });
   }
 
   /**

@@ -23,6 +23,8 @@ export const DEFAULT_MAX_WAIT_S: 10;
  * @property {number} [maxWaitS]  longest wait after the first arrival (default DEFAULT_MAX_WAIT_S)
  * @property {number | null} [priorRate] the link's rate known before this buffer's arrivals (the previous turn's, the
  *   platform's estimate, or for a rebuffer this turn's; null: none)
+ * @property {number} [chunkS] audio seconds of the largest message expected (the previous turn's largest; this turn's
+ *   own largest arrival counts too)
  * @property {ArrivalRate} [arrivals] where the rate is measured (default: this buffer's own arrivals; a rebuffer
  *   shares the turn's, so its rate covers the whole turn)
  */
@@ -45,6 +47,8 @@ export class ArrivalRate {
     audioS: number;
     /** @type {number | null} wall time (s) of the latest arrival */
     lastAt: number | null;
+    /** Audio seconds of the largest single arrival. */
+    largestS: number;
     /**
      * @param {number} audioS
      * @param {number} nowS
@@ -63,6 +67,7 @@ export class StartupBuffer {
     expectedS: number;
     marginS: number;
     maxWaitS: number;
+    chunkS: number;
     /** @type {number | null} */
     priorRate: number | null;
     _shared: boolean;
@@ -121,6 +126,11 @@ export type StartupOptions = {
      * platform's estimate, or for a rebuffer this turn's; null: none)
      */
     priorRate?: number | null | undefined;
+    /**
+     * audio seconds of the largest message expected (the previous turn's largest; this turn's
+     * own largest arrival counts too)
+     */
+    chunkS?: number | undefined;
     /**
      * where the rate is measured (default: this buffer's own arrivals; a rebuffer
      * shares the turn's, so its rate covers the whole turn)

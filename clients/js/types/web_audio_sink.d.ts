@@ -81,6 +81,8 @@ export class WebAudioSink extends Emitter<import("./sink.js").PlaybackEvents> im
         audioS: number;
         wireBytes: number;
     } | null;
+    /** Audio seconds of the largest message of the latest turn (a message arrives whole: the start-up margin). */
+    chunkS: number;
     /** @type {number | null} characters of text per second of speech measured on the latest complete turn */
     charsPerS: number | null;
     /** This turn's length, estimated from its text. */
