@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from kokoro_server.engines import Engine
     from kokoro_server.engines.base import Rendered, Segment, StreamedRender
+    from kokoro_server.engines.speech_engine import SpeechEngine
     from kokoro_server.policy import SpeechPolicy
     from relay_core.speech_options import SpeechOptions
 
@@ -305,9 +306,11 @@ class SoloPcm:
 
     Each segment's decode (whole, or streamed on the engine's current chunk schedule) is kept too, keyed by the
     segment (text, phonemes, tokens, language), voice, speed and schedule, so references under different policies
-    share the decodes they have in common; the shaping of every reference is its own. Only references go through
-    this cache: the audio a test checks against them is always rendered afresh. Valid because the ONNX engine is
-    deterministic (loaded and solo PCM are equal bit for bit); not for the seeded torch engine."""
+    share the decodes they have in common; the shaping of every reference is its own. The audio a test checks
+    against a reference is rendered afresh; :attr:`decodes` gives the cached decodes themselves to a test that
+    checks one decode against another (streamed chunks against the whole decode) or needs a reference's raw audio.
+    Valid because the ONNX engine is deterministic (loaded and solo PCM are equal bit for bit); not for the seeded
+    torch engine."""
 
     def __init__(self, engine: Engine) -> None:
         from kokoro_server.engines.speech_engine import DelegatingEngine  # noqa: PLC0415
@@ -353,6 +356,13 @@ class SoloPcm:
                 first_fragment_words=first_fragment_words,
             )
         return self._pcm[key]
+
+    @property
+    def decodes(self) -> SpeechEngine:
+        """The engine whose ``render_timed`` and ``render_stream`` are this cache's segment decodes (each made once
+        per session by the real engine, then copied out): for a test that needs a segment's decode another test
+        already made (a reference's raw audio and durations, or the chunks and whole decode a check compares)."""
+        return self._decoding
 
     def _schedule(self) -> Any:
         """The engine's chunk schedule (a test may change it for a while): streamed decodes depend on it."""

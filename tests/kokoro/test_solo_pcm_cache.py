@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pytest
 
 from kokoro_server.engines import Engine
@@ -17,6 +18,9 @@ from kokoro_server.engines.onnx_synth import OnnxSynthesizer
 from kokoro_server.policy import RAW, SpeechPolicy
 from kokoro_server.scheduled_speech import speak_offline
 from relay_core.speech_options import SpeechOptions
+
+if TYPE_CHECKING:
+    from tests.conftest import SoloPcm
 
 TEXT = "Thanks for waiting and the table is ready. Enjoy."
 """Two sentences (so that streaming every segment differs from streaming the first), the first with a place for a
@@ -38,6 +42,28 @@ def test_the_cache_gives_speak_offlines_pcm(onnx_engine: Engine, solo_pcm: Calla
     reference = speak_offline(onnx_engine, TEXT, **PLAIN)
     assert solo_pcm(TEXT, **PLAIN) == reference
     assert solo_pcm(TEXT, **PLAIN) == reference, "and again, from the cache"
+
+
+def test_its_decodes_are_the_engines_and_each_is_a_copy(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
+    """``solo_pcm.decodes`` (the decodes the references are made of, for tests that check one decode against
+    another) gives the engine's own streamed and whole decodes, each time a copy a test may change."""
+    segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[-1]  # "Enjoy.": short, each decode costs little
+    fresh = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
+    fresh_chunks = list(fresh.chunks)
+    for _ in range(2):
+        streamed = solo_pcm.decodes.render_stream(segment, voice="jf_alpha", speed=1.0)
+        chunks = list(streamed.chunks)
+        assert streamed.durations == fresh.durations
+        assert len(chunks) == len(fresh_chunks)
+        for chunk, expected in zip(chunks, fresh_chunks, strict=True):
+            np.testing.assert_array_equal(chunk, expected)
+            chunk[:] = 0.0
+    whole = onnx_engine.render_timed(segment, voice="jf_alpha", speed=1.0)
+    for _ in range(2):
+        cached = solo_pcm.decodes.render_timed(segment, voice="jf_alpha", speed=1.0)
+        np.testing.assert_array_equal(cached.audio, whole.audio)
+        assert cached.durations == whole.durations
+        cached.audio[:] = 0.0
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
