@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
 from kokoro_server.engines import Engine, Rendered
 from kokoro_server.policy import SpeechPolicy
-from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, SpeechAudio, SpeechTimings, speak_offline
+from kokoro_server.scheduled_speech import ScheduledSpeech, ShapedInfo, SpeechAudio, SpeechTimings
 from kokoro_server.scheduler import Scheduler, SchedulerSession
 from kokoro_server.silence import Boundary, SilencePolicy, shape_segment
 from kokoro_server.stream_shaper import StreamShaper
@@ -28,6 +28,9 @@ from kokoro_server.word_timings import SegmentPlacement, segment_word_timings
 from relay_core import limits
 from relay_core.speech_options import SpeechOptions
 from relay_core.word_timings import WordTiming, WordTimings
+
+if TYPE_CHECKING:
+    from tests.conftest import SoloPcm
 
 TEXTS = (
     "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport.",
@@ -63,15 +66,17 @@ def test_stream_shaper_equals_the_whole_segment_policy(seed: int) -> None:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_streamed_decode_has_no_audible_seam(
-    onnx_engine: Engine, text: str, assert_streams_like_whole: Callable[[Any, list[Any]], None]
+    onnx_engine: Engine, solo_pcm: SoloPcm, text: str, assert_streams_like_whole: Callable[[Any, list[Any]], None]
 ) -> None:
+    """The engine's streamed decode of a segment against its whole decode, both the engine's own, through the
+    session's decode cache (the streamed ones are the ones the references below are made of)."""
     segment = onnx_engine.plan(text, voice="jf_alpha", speed=1.0)[0]
-    whole = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
-    chunks = list(onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0).chunks)
+    whole = solo_pcm.decodes.render_timed(segment, voice="jf_alpha", speed=1.0).audio
+    chunks = list(solo_pcm.decodes.render_stream(segment, voice="jf_alpha", speed=1.0).chunks)
     assert_streams_like_whole(whole, chunks)
 
 
-def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: Engine) -> None:
+def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
     """One segment's audio comes out of ScheduledSpeech in several pieces, together the offline reference."""
     text = TEXTS[0]
 
@@ -90,23 +95,21 @@ def test_a_segment_goes_out_chunk_by_chunk_as_speak_offline_says(onnx_engine: En
 
     got = asyncio.run(pieces())
     assert len(got) >= 3
-    reference = speak_offline(
-        onnx_engine,
-        text,
-        options=SpeechOptions("jf_alpha"),
-        policy=SpeechPolicy(first_fragment_words=None, stream_decoder=True),
+    reference = solo_pcm(
+        text, options=SpeechOptions("jf_alpha"), policy=SpeechPolicy(first_fragment_words=None, stream_decoder=True)
     )
     assert b"".join(got) == reference
 
 
 def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
-    onnx_engine: Engine, assert_timed_before_audio: Callable[[Any], list[Any]]
+    onnx_engine: Engine, solo_pcm: SoloPcm, assert_timed_before_audio: Callable[[Any], list[Any]]
 ) -> None:
     """With timings, a streamed segment's audio goes out exactly as without them (the same pieces: timings never
     hold audio back); every word's timing is sent before any of its audio, as an estimate where its span is not
     final yet; and once every message is applied, the words and times are what the whole-segment computation gives
     on the same (streamed) audio, all final. Every segment streams here (``KOKORO_STREAM_DECODER=every``), so a
-    segment that follows audio is covered too."""
+    segment that follows audio is covered too. The offline reference and each segment's raw decode come from the
+    session's cache (``solo_pcm``): the reference is made of those decodes."""
     text = f"{TEXTS[0]} {TEXTS[1]}"
     policy = SpeechPolicy(first_fragment_words=None, stream_decoder=True, stream_every_segment=True)
 
@@ -134,7 +137,7 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
     assert len(shaped) == 2
     assert len(pieces) >= 5, "each segment's audio goes out in several pieces"
     assert pieces == untimed, "the timed request's audio goes out piece for piece as the untimed one's"
-    assert b"".join(pieces) == speak_offline(onnx_engine, text, options=SpeechOptions("jf_alpha"), policy=policy)
+    assert b"".join(pieces) == solo_pcm(text, options=SpeechOptions("jf_alpha"), policy=policy)
     assert any(not m.final for m in messages), "words not final yet go out as estimates instead of waiting"
     assert any(m.index is not None for m in messages), "estimates are replaced by a later message"
 
@@ -143,8 +146,9 @@ def test_a_timed_request_streams_and_its_timings_are_the_whole_segment_ones(
     reference: list[WordTiming] = []
     offset = 0
     for info in shaped:
-        raw = np.concatenate(list(onnx_engine.render_stream(info.segment, voice="jf_alpha", speed=1.0).chunks))
-        durations = onnx_engine.render_stream(info.segment, voice="jf_alpha", speed=1.0).durations
+        streamed = solo_pcm.decodes.render_stream(info.segment, voice="jf_alpha", speed=1.0)
+        raw = np.concatenate(list(streamed.chunks))
+        durations = streamed.durations
         kept = len(raw) - info.cut_start_samples - info.cut_end_samples
         placement = SegmentPlacement(
             offset_samples=offset,
