@@ -34,14 +34,15 @@ def test_the_engines_package_loads_its_inference_stack_with_a_name_that_needs_it
 
 def test_the_weights_converter_and_the_help_load_no_server() -> None:
     """``kokoro-server convert-weights`` and ``kokoro-server --help`` serve nothing: neither uvicorn nor the app
-    (nor the routes behind it) is imported; only ``kokoro-server`` serving does (``kokoro_server.serving``)."""
+    (nor the routes behind it) is imported; only ``kokoro-server`` serving does (``kokoro_server.serving``). The
+    converter's help (or a mistyped option) answers before torch is imported: torch only once a conversion runs."""
     for argv in (["convert-weights", "--help"], ["--help"]):
         loaded = loaded_after(
             f"import contextlib\nfrom kokoro_server.cli import main\n"
             f"with contextlib.suppress(SystemExit):\n    main({argv!r})"
         )
         assert "kokoro_server.cli" in loaded
-        assert loaded & {"uvicorn", "starlette", "kokoro_server.app", "kokoro_server.serving"} == set(), argv
+        assert loaded & {"torch", "uvicorn", "starlette", "kokoro_server.app", "kokoro_server.serving"} == set(), argv
 
 
 def test_the_voices_command_loads_no_inference_stack_and_no_server(tmp_path: Path) -> None:

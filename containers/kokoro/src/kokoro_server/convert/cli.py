@@ -1,4 +1,7 @@
-"""``convert-weights``: rebuild KModel weights from the int8 ONNX and write a weights directory."""
+"""``convert-weights``: rebuild KModel weights from the int8 ONNX and write a weights directory.
+
+The converter (torch) is imported once the command line is parsed: ``--help`` and a mistyped option answer at
+once."""
 
 from __future__ import annotations
 
@@ -7,10 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from kokoro_server.convert.converter import convert_onnx_to_kmodel
 from kokoro_server.convert.errors import ConversionError, CoverageError
-from kokoro_server.convert.store import ensure_converted_weights, write_weights_dir
-from kokoro_server.convert.verify import agreement_report
 from kokoro_server.engines.model_files import assemble_int8_model, default_voices_path
 from relay_core.cli_usage import UsageParser, given_path, non_empty
 
@@ -37,6 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the conversion; returns the process exit code (0 ok, 1 conversion failed)."""
     args = build_parser().parse_args(argv)
+    from kokoro_server.convert.converter import convert_onnx_to_kmodel  # noqa: PLC0415 - torch, once parsed
+    from kokoro_server.convert.store import ensure_converted_weights, write_weights_dir  # noqa: PLC0415
+    from kokoro_server.convert.verify import agreement_report  # noqa: PLC0415
+
     started = time.perf_counter()
     onnx_path: Path = args.onnx or assemble_int8_model()
     try:
