@@ -17,17 +17,25 @@ listener on a phone's link gets, side by side in one run:
    - **stalls** under :class:`FixedBufferPlayer`: playback starts once 200 ms of audio is buffered (or the turn's
      audio is all there), plays on in real time, and on an underrun stops and waits again for 200 ms; stalls per
      minute of speech and the seconds spent stalled. (A FIXED start-up buffer: the JS library's adaptive buffer,
-     issue 32 §3, is measured by its own tests.)
+     issue 32 §3, is part 2.)
 
-2. **WER** (``wer``): each English corpus reply (``corpus.WER_REPLIES``) spoken offline by the container's engine
+2. **The JS library's adaptive sink** (``js``): sessions of turns through the same proxy (links slower than real time
+   for the format: PCM at 384 and 256 kbit/s, Opus at 24 kbit/s, and the open link), each turn's arrivals recorded
+   (text, audio messages with their bytes on the wire, the audio's end: seconds after ``sendMessage``) and replayed
+   through ``@kokoro-relay/client``'s ``WebAudioSink`` on a simulated clock (``bench/js_sink_replay.mjs``, node), a
+   session's turns one after another on one sink as a page plays them: stalls per minute of speech and the start-up
+   wait of **first turns** (nothing measured; once without a platform downlink estimate, as in Firefox or Safari,
+   once with the link's true rate as ``navigator.connection.downlink``) against **later turns**.
+
+3. **WER** (``wer``): each English corpus reply (``corpus.WER_REPLIES``) spoken offline by the container's engine
    with ``af_heart`` (``$KOKORO_RELAY_TEST_VOICES`` or ../shared/voices/kokoro-v1.0), encoded by the agent's own
    encoder (``voice_agent.opus_stream.OpusStream``, 24 kbit/s, 20 ms) and decoded as ``relay chat`` decodes
    (``relay_cli.opus_decode``); Whisper base (tests/asr_support.py) hears the PCM and the decoded Opus; the paired
    WER difference with a bootstrap interval (bench/wer_stats.py). Target: Opus - PCM <= +0.01. The same audio goes
    both ways, so the difference is the codec's alone.
 
-Usage: ``python bench/bench_opus_link.py [link|wer|all] [--quick] [--replies N]``. ``--quick``: 2 replies per link
-condition and 12 WER replies.
+Usage: ``python bench/bench_opus_link.py [link|js|wer|all] [--quick] [--replies N]``. ``--quick``: 2 replies per link
+condition and 12 WER replies. ``js`` runs only when asked for (``all`` is link and wer).
 """
 
 from __future__ import annotations
@@ -35,12 +43,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
+import math
 import os
+import shutil
 import statistics
+import subprocess
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from bench_intelligibility import load_asr_support
@@ -54,7 +68,7 @@ from relay_cli.gateway_client import TurnReport, run_turn
 from relay_cli.opus_decode import decode_opus_turn
 from relay_core import limits
 from relay_core.audio_piece import AudioChoice
-from relay_core.client.session import AudioReceived, ClientEvent, OpusReceived, TurnOutcome
+from relay_core.client.session import AudioEnded, AudioReceived, ClientEvent, OpusReceived, TextReceived, TurnOutcome
 from relay_local.relay_stack import RelayStack
 
 VOICE = "af_heart"
@@ -63,6 +77,15 @@ LINKS_KBIT: tuple[int | None, ...] = (None, 512, 256, 128)
 ONE_WAY_DELAY_S = 0.05
 """Each direction's delay: a round trip of 100 ms, a typical mobile network's."""
 START_BUFFER_S = 0.2
+JS_LINKS: tuple[tuple[int | None, AudioChoice], ...] = (
+    (None, AudioChoice.OPUS),
+    (384, AudioChoice.PCM),
+    (256, AudioChoice.PCM),
+    (24, AudioChoice.OPUS),
+)
+"""The ``js`` part's links: the open link, and links slower than real time for the format (PCM needs ~514 kbit/s,
+Opus ~33)."""
+JS_REPLAY = Path(__file__).with_name("js_sink_replay.mjs")
 TARGET_WER_MARGIN = 0.01
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -230,6 +253,158 @@ async def link_turns(stack: RelayStack, replies: list[str]) -> dict[tuple[int | 
     return dict(sorted(out.items(), key=lambda item: (-(item[0][0] or 1 << 30), item[0][1] is not AudioChoice.PCM)))
 
 
+@dataclass
+class Schedule:
+    """One turn's arrivals as the JS sink gets them (seconds after ``sendMessage``, once ``shift`` is applied)."""
+
+    started: float = field(default_factory=time.perf_counter)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def on_event(self, event: ClientEvent) -> None:
+        at = time.perf_counter() - self.started
+        if isinstance(event, TextReceived):
+            self.events.append({"t": at, "kind": "text", "chars": len(event.text)})
+        elif isinstance(event, AudioReceived):
+            samples = len(event.pcm) // limits.SAMPLE_WIDTH_BYTES
+            self.events.append(
+                {"t": at, "kind": "audio", "samples": samples, "wireBytes": base64_bytes(len(event.pcm)), "opus": False}
+            )
+        elif isinstance(event, OpusReceived):
+            wire = base64_bytes(sum(len(packet) for packet in event.packets))
+            self.events.append({"t": at, "kind": "audio", "samples": event.samples, "wireBytes": wire, "opus": True})
+        elif isinstance(event, AudioEnded):
+            self.events.append({"t": at, "kind": "end"})
+
+    def shift(self, seconds: float) -> dict[str, Any]:
+        """The turn for the replay, its times from ``sendMessage`` (``seconds``: the connect before it)."""
+        return {"events": [{**e, "t": float(e["t"]) - seconds} for e in self.events]}
+
+
+def base64_bytes(raw: int) -> int:
+    """Bytes that ``raw`` bytes take in base64 (an audio_chunk's ``data``)."""
+    return 4 * math.ceil(raw / 3)
+
+
+async def js_sessions(stack: RelayStack, sessions: int, turns: int) -> list[dict[str, Any]]:
+    """``sessions`` sessions of ``turns`` corpus replies over each of JS_LINKS, each turn's arrivals recorded."""
+    token = stack.dev_token("bench-opus-link-js")
+    gateway = urlsplit(stack.gateway_url)
+    out: list[dict[str, Any]] = []
+    await run_turn(stack.gateway_url, token, REPLIES[0], audio=AudioChoice.OPUS)  # warm-up
+    for kbit, choice in JS_LINKS:
+        async with LinkProxy(
+            gateway.hostname or "127.0.0.1", gateway.port or 80, kbit_s=kbit, delay_s=ONE_WAY_DELAY_S
+        ) as proxy:
+            for session in range(sessions):
+                recorded: list[dict[str, Any]] = []
+                for index in range(turns):
+                    text = REPLIES[1 + (session * turns + index) % (len(REPLIES) - 1)]
+                    schedule = Schedule()
+                    report = await run_turn(
+                        through(stack.gateway_url, proxy.port), token, text, audio=choice, on_event=schedule.on_event
+                    )
+                    if report.outcome is not TurnOutcome.COMPLETED:
+                        raise SystemExit(f"a {choice} turn ended {report.outcome}: {report.code} {report.message}")
+                    recorded.append(schedule.shift(report.connect_s))
+                    print(
+                        f"{kbit or 'unlimited'} kbit/s {choice.value} session {session} turn {index}: recorded",
+                        flush=True,
+                    )
+                out.append({"kbit": kbit, "audio": choice.value, "turns": recorded})
+    return out
+
+
+def replay(recorded: list[dict[str, Any]], *, downlink: bool) -> list[dict[str, Any]]:
+    """Every recorded session through the JS sink (node): ``downlink``: the platform reports the link's rate."""
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("the js part needs node (make web-test installs it)")
+    sessions = [
+        {
+            "name": f"{s['kbit']}:{s['audio']}",
+            "downlinkBps": None if not downlink or s["kbit"] is None else int(s["kbit"]) * 1000,
+            "turns": s["turns"],
+        }
+        for s in recorded
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump({"sessions": sessions}, handle)
+    try:
+        done = subprocess.run(
+            [node, str(JS_REPLAY), handle.name], capture_output=True, text=True, check=True, timeout=300
+        )
+    finally:
+        os.unlink(handle.name)
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result
+
+
+def js(sessions: int, turns: int, record: Path | None, replay_only: bool) -> None:
+    """Record (unless ``replay_only``: read ``record``), save to ``record`` if given, replay, print the table."""
+    if replay_only and record is not None:
+        recorded = json.loads(record.read_text())
+    else:
+        env = {"KOKORO_VOICES_PATH": str(official_voice()), "KOKORO_DEFAULT_VOICE": VOICE}
+        quiet_agentcore_access_log()
+        with contextlib.ExitStack() as servers:
+            tts = servers.enter_context(run_server(env=env))
+            agent_url = servers.enter_context(run_agent(tts.ws_url)).http_url
+            stack = servers.enter_context(RelayStack(agent_url=agent_url, function_env={"TURNS_PER_MINUTE": "1000"}))
+            recorded = asyncio.run(js_sessions(stack, sessions, turns))
+        if record is not None:
+            record.write_text(json.dumps(recorded))
+    plain, known = replay(recorded, downlink=False), replay(recorded, downlink=True)
+    rows: list[list[object]] = []
+    for name in dict.fromkeys(str(s["name"]) for s in plain):
+        kbit, audio = name.split(":")
+
+        def turns_of(results: list[dict[str, Any]], first: bool, name: str = name) -> list[dict[str, Any]]:
+            return [t for s in results if s["name"] == name for i, t in enumerate(s["turns"]) if (i == 0) == first]
+
+        def per_min(ts: list[dict[str, Any]], key: str) -> str:
+            minutes = sum(t["speechS"] for t in ts) / 60
+            return f"{sum(t[key] for t in ts) / minutes:.1f}"
+
+        def wait(ts: list[dict[str, Any]]) -> str:
+            return f"{statistics.median(t['startupS'] or 0.0 for t in ts):.2f}"
+
+        first, first_known, later = turns_of(plain, True), turns_of(known, True), turns_of(plain, False)
+        rows.append(
+            [
+                "unlimited" if kbit == "None" else kbit,
+                audio,
+                f"{len(first)}/{len(later)}",
+                per_min(first, "stalls"),
+                per_min(first, "stalledS"),
+                wait(first),
+                per_min(first_known, "stalls"),
+                wait(first_known),
+                per_min(later, "stalls"),
+                per_min(later, "stalledS"),
+                wait(later),
+            ]
+        )
+    print_table(
+        f"The JS sink on recorded arrivals, {ONE_WAY_DELAY_S * 2000:.0f} ms round trip: first turns (no downlink "
+        "estimate / the link's rate as navigator.connection.downlink) vs later turns",
+        [
+            "link kbit/s",
+            "audio",
+            "turns first/later",
+            "first stalls/min",
+            "first stalled s/min",
+            "first wait s (median)",
+            "first+downlink stalls/min",
+            "first+downlink wait s",
+            "later stalls/min",
+            "later stalled s/min",
+            "later wait s (median)",
+        ],
+        rows,
+    )
+    print(json.dumps({"plain": plain, "downlink": known}))
+
+
 def link(replies: int) -> None:
     env = {"KOKORO_VOICES_PATH": str(official_voice()), "KOKORO_DEFAULT_VOICE": VOICE}
     quiet_agentcore_access_log()
@@ -298,16 +473,24 @@ def wer(replies: int | None) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("part", nargs="?", choices=["link", "wer", "all"], default="all")
+    parser.add_argument("part", nargs="?", choices=["link", "js", "wer", "all"], default="all")
     parser.add_argument("--quick", action="store_true", help="2 replies per link condition, 12 WER replies")
     parser.add_argument("--replies", type=int, default=None, help="replies per link condition (default 4)")
     parser.add_argument("--wer-replies", type=int, default=None, help="WER replies (default: all 83)")
+    parser.add_argument("--sessions", type=int, default=2, help="js: sessions per link (default 2)")
+    parser.add_argument("--turns", type=int, default=3, help="js: turns per session (default 3)")
+    parser.add_argument("--record", type=Path, default=None, help="js: save the recorded arrivals here")
+    parser.add_argument(
+        "--replay", action="store_true", help="js: replay the arrivals saved in --record, record nothing"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     if args.part in ("wer", "all"):
         wer(args.wer_replies or (12 if args.quick else None))
     if args.part in ("link", "all"):
         link(args.replies or (2 if args.quick else 4))
+    if args.part == "js":
+        js(args.sessions, args.turns, args.record, args.replay)
 
 
 if __name__ == "__main__":
