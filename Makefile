@@ -6,6 +6,11 @@ SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
 export JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION := 1
 export PYENV_VERSION := $(shell cat .python-version 2>/dev/null | head -n 1)
+# Python keeps its bytecode caches (__pycache__, ignored by git). An environment that sets PYTHONDONTWRITEBYTECODE
+# (this machine's does) makes every Python process compile every module it imports from source, every time: measured
+# here, 27 s of CPU to collect the suite (13 s with the caches) and 2.7 s to import the agent (0.9 s), paid by each
+# xdist worker and by every console command, agent and stack the tests start as a process.
+unexport PYTHONDONTWRITEBYTECODE
 UV := python3 -m uv
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 DEMO_TEXT ?= Hello! I am your voice agent, and I start speaking while I am still writing. Every sentence goes to Kokoro the moment it is complete. The rest of the reply follows, one sentence after another. Thanks for listening.
