@@ -2,7 +2,8 @@
 // known tone (tests/web/fixtures/opus_tone.json, written by tests/web/opus_fixtures.py with PyAV's libopus) decode
 // with the WebAssembly decoder (opus-decoder, what Node uses) to exactly each chunk's [sample_offset, +samples) on the
 // PCM timeline, matching libopus's own decode and the source tone; through the client, a PcmSink gets PCM, in order,
-// across a dropped connection and its resume (one decoder per turn).
+// across a dropped connection and its resume (one decoder per turn); a WebAudioSink is told when each chunk arrived,
+// before its decoding (the link is timed by arrivals).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
@@ -11,6 +12,7 @@ import {
   ClientSession,
   OpusStream,
   PcmSink,
+  WebAudioSink,
   base64ToBytes,
   chooseOpusDecoder,
   connect,
@@ -166,4 +168,33 @@ test("opus: a turn may ask for PCM on an Opus client, and for Opus on a PCM one"
   assert.throws(() => relay.send("c", { turnId: "t-3", audio: /** @type {any} */ ("flac") }), /"pcm" or "opus"/);
   assert.deepEqual(FakeSocket.all[0].sentJson().map((m) => m.audio), [undefined, "opus"]);
   relay.close();
+});
+
+test("opus: the Turn tells the sink when each Opus chunk arrived, so the link is timed by arrivals, not by decoding", async () => {
+  FakeSocket.all = [];
+  const clock = { now: 0 };
+  const relay = connect({ url: "ws://h/ws", getToken: () => "tok", WebSocket: /** @type {any} */ (FakeSocket), timers: new ManualTimers(), random: () => 0, audio: "opus" });
+  await relay.audioReady;
+  await flush();
+  FakeSocket.all[0].open();
+  const context = { currentTime: 0, state: "running", destination: {}, createBuffer: (_c, n) => ({ getChannelData: () => new Float32Array(n) }), createBufferSource: () => ({ buffer: null, onended: null, connect() {}, disconnect() {}, start() {}, stop() {} }) };
+  const sink = new WebAudioSink({ createContext: () => /** @type {any} */ (context), clock: () => clock.now, startup: false });
+  const turn = relay.send("hum", { turnId: fixture.turn_id, sink });
+  const socket = FakeSocket.all[0];
+  socket.deliver(JSON.stringify({ type: "turn_accepted", turn_id: fixture.turn_id }));
+  const [first, second] = chunks;
+  for (const m of messages) {
+    if (m.type === "audio_chunk" && m.seq !== first.seq && m.seq !== second.seq) continue;
+    clock.now = m.seq === second.seq ? 1 : 0; // the second chunk arrives 1 s after the first, both still decoding
+    socket.deliver(JSON.stringify(m));
+    if (m.seq === second.seq) break;
+  }
+  clock.now = 5; // both decoded and written now
+  await flush();
+  await flush();
+  assert.equal(sink.sampleCount, first.samples + second.samples);
+  const rate = /** @type {any} */ (sink)._arrivals.rate();
+  assert.ok(Math.abs(rate - second.samples / 24000) < 1e-9, `rate ${rate}: the arrivals' (1 s apart), not the writes'`);
+  relay.close();
+  void turn;
 });
