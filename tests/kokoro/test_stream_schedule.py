@@ -40,8 +40,6 @@ sentences are about three seconds each: long enough for the first sound to strea
 sentence after "Sure." to stream, short enough that the model's work stays small (every claim here is about
 which segments stream and whose PCM it is, not about long speech)."""
 ON = SpeechPolicy(stream_decoder=True)
-FIRST_ONLY = SpeechPolicy(stream_decoder=True, stream_ahead_ratio=0)
-"""Only the first sound streams (no later segment counts as waited on)."""
 EVERY = SpeechPolicy(stream_decoder=True, stream_every_segment=True)
 OFF = SpeechPolicy(stream_decoder=False, first_fragment_words=None)
 """Streaming off, planned as streaming on plans (no first-fragment cut), so the segments line up."""
@@ -214,19 +212,23 @@ def _by_segment(calls: list[tuple[str, str, int]], label: str) -> dict[str, list
 
 @pytest.fixture(scope="module")
 def on_run(onnx_engine: Engine) -> _Run:
-    """The three sessions of SESSIONS at once with streaming ``on``, run once for the module: the interleaving
-    test reads its decoder calls, the ``every`` test its PCM and decoder calls."""
+    """The three sessions of SESSIONS at once with streaming ``on``, run once for the module: the first-sound test
+    reads its PCM and decoder calls, the interleaving test its decoder calls, the ``every`` test its PCM and
+    decoder calls."""
     return _run(onnx_engine, ON, SESSIONS)
 
 
-def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
-    """Three sessions at once, only the first sound streaming: each session's first segment is decoded in chunks,
-    every other segment in one decoder call; each session's PCM is what it gets alone; every segment after the
-    first sound is streaming off's PCM (the session alone with streaming off) bit for bit."""
-    run = _run(onnx_engine, FIRST_ONLY, SESSIONS)
+def test_only_the_first_sound_streams_and_loaded_pcm_is_the_solo_pcm(on_run: _Run, solo_pcm: SoloPcm) -> None:
+    """Three sessions at once with streaming ``on``, where no later segment is waited on (each sentence after a
+    first one has a whole sentence's audio ahead of it): each session's first segment is decoded in chunks, every
+    other segment in one decoder call; each session's PCM is what it gets alone; every segment after the first
+    sound is streaming off's PCM (the session alone with streaming off) bit for bit. (The run was once made with
+    ``stream_ahead_ratio=0``, which gives these sessions the same choices: the ratio only enters
+    ``streams_segment``, tested for 0 above, and the next test covers a later segment that is waited on.)"""
+    run = on_run
     later_checked = 0
     for index, (texts, requests) in enumerate(zip(SESSIONS, run.pieces, strict=True)):
-        assert b"".join(b"".join(pieces) for pieces in requests) == b"".join(_alone(solo_pcm, texts, FIRST_ONLY)), (
+        assert b"".join(b"".join(pieces) for pieces in requests) == b"".join(_alone(solo_pcm, texts, ON)), (
             "loaded PCM equals the session alone"
         )
         chunks = _by_segment(run.calls, f"s{index}")
