@@ -5,7 +5,7 @@ first come first served, told in-band (``queued``); the real turn engine over th
 over the real SageMaker transport through the local SageMaker front end (where a close code would only reach the
 agent as a stream error). The turns that find the container full say ``speech_waiting`` and then speak exactly what
 a turn alone speaks, in their order of arrival; past the container's bound on the wait they end ``tts_at_capacity``
-with their text complete. The replies are one short sentence each, to keep the synthesis cheap on two cores."""
+with their text complete."""
 
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ pytestmark = pytest.mark.slow
 
 SESSIONS = 4
 TURNS = 16
-REPLIES = ["Hi there.", "Good morning.", "Yes, of course.", "See you soon."]
+REPLIES = ["Hi there.", "Good day.", "Yes, of course.", "See you."]
+"""One short sentence each, to keep the synthesis cheap on two cores: three of them fit the container's first
+decode window, one ("Yes, of course.") takes two, so the sessions' chunks still interleave in its scheduler."""
 HANG_S = 120.0
 """Deadlines that only catch a hang (a crowd of turns on a machine running other tests can take a while)."""
 SHORT_WAIT_S = 0.5
@@ -182,19 +184,15 @@ def connect_to(request: pytest.FixtureRequest, sagemaker_tls_dir: Path) -> Itera
             front.stop()
 
 
-async def ping(http_url: str) -> dict[str, Any]:
-    async with httpx.AsyncClient(base_url=http_url, timeout=HANG_S) as http:
-        body: dict[str, Any] = (await http.get("/ping")).json()
-        return body
-
-
 async def until_ping(http_url: str, *, sessions: int, queued: int) -> None:
-    """Wait until the container serves ``sessions`` sessions and queues ``queued`` more."""
-    while True:
-        body = await ping(http_url)
-        if body.get("sessions") == sessions and body.get("queued", 0) == queued:
-            return
-        await asyncio.sleep(0.02)
+    """Wait until the container serves ``sessions`` sessions and queues ``queued`` more (asking its ``/ping``
+    through one client: a client each time cost more CPU than the synthesis the test waits for)."""
+    async with httpx.AsyncClient(base_url=http_url, timeout=HANG_S) as http:
+        while True:
+            body: dict[str, Any] = (await http.get("/ping")).json()
+            if body.get("sessions") == sessions and body.get("queued", 0) == queued:
+                return
+            await asyncio.sleep(0.02)
 
 
 async def crowd(server: Any, transport: FirstFrames, turns: int, *, all_queue: bool) -> list[Outcome]:
