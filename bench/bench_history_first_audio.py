@@ -111,17 +111,27 @@ def slow_s3(latency_s: float) -> Iterator[str]:
         moto.wait(timeout=30)
 
 
-async def first_sound(client: httpx.AsyncClient, url: str, reply: str, session_id: str) -> float:
+async def first_sound(client: httpx.AsyncClient, url: str, reply: str, session_id: str) -> tuple[float, float]:
+    """(first text s, first audible sound s) of one turn: the first text is the model's first words reaching the
+    client, which the store's reads and writes before the model call delay and the TTS does not."""
     result = await collect_turn(client, url, AgentPayload(prompt=reply), session_id=session_id)
-    if not isinstance(result.terminal, AgentEnd) or result.time_to_first_audio_s is None:
+    if (
+        not isinstance(result.terminal, AgentEnd)
+        or result.time_to_first_audio_s is None
+        or result.time_to_first_text_s is None
+    ):
         raise RuntimeError(f"the turn failed: {result.terminal}")
     audible = first_audible_sample(pcm16_to_float(result.pcm)) or 0
-    return result.time_to_first_audio_s + audible / limits.SAMPLE_RATE
+    return result.time_to_first_text_s, result.time_to_first_audio_s + audible / limits.SAMPLE_RATE
 
 
-async def measure(urls: dict[str, str], conversations: int, turns: int) -> dict[str, list[list[float]]]:
-    """Per variant, per conversation, the first sound (s) of each turn."""
-    sounds: dict[str, list[list[float]]] = {name: [] for name in urls}
+Turns = list[list[tuple[float, float]]]
+"""Per conversation, per turn: (first text s, first sound s)."""
+
+
+async def measure(urls: dict[str, str], conversations: int, turns: int) -> dict[str, Turns]:
+    """Per variant, per conversation, the first text and first sound of each turn."""
+    sounds: dict[str, Turns] = {name: [] for name in urls}
     replies = iter(REPLIES * (1 + conversations * turns // len(REPLIES)))
     async with httpx.AsyncClient(timeout=600) as client:
         for url in urls.values():
@@ -134,8 +144,10 @@ async def measure(urls: dict[str, str], conversations: int, turns: int) -> dict[
                 reply = next(replies)
                 for name, url in urls.items():
                     sounds[name][-1].append(await first_sound(client, url, reply, sessions[name]))
-            row = ", ".join(f"{name} {' '.join(f'{s * 1000:.0f}' for s in sounds[name][-1])}" for name in urls)
-            print(f"  conversation {index}: first sound per turn (ms): {row}", flush=True)
+            row = ", ".join(
+                f"{name} {' '.join(f'{t * 1000:.0f}/{s * 1000:.0f}' for t, s in sounds[name][-1])}" for name in urls
+            )
+            print(f"  conversation {index}: first text/first sound per turn (ms): {row}", flush=True)
     return sounds
 
 
@@ -168,34 +180,38 @@ def main() -> None:
             urls[name] = stack.enter_context(BackgroundServer(app, name=f"agent-{name}")).http_url
         sounds = asyncio.run(measure(urls, args.conversations, args.turns))
 
-    def firsts(name: str) -> list[float]:
-        return [turns[0] for turns in sounds[name]]
-
-    def laters(name: str) -> list[float]:
-        return [s for turns in sounds[name] for s in turns[1:]]
+    def column(name: str, turn: slice, which: int) -> list[float]:
+        return [times[which] for turns in sounds[name] for times in turns[turn]]
 
     rows = []
     for name in VARIANTS:
-        first_ratio = statistics.median(a / b for a, b in zip(firsts(name), firsts("memory"), strict=True))
-        later_ratio = (
-            statistics.median(a / b for a, b in zip(laters(name), laters("memory"), strict=True))
-            if laters(name)
-            else float("nan")
-        )
-        rows.append(
-            [
-                name,
-                statistics.median(firsts(name)) * 1000,
-                first_ratio,
-                statistics.median(laters(name)) * 1000 if laters(name) else float("nan"),
-                later_ratio,
-            ]
-        )
+        row: list[object] = [name]
+        for turn in (slice(0, 1), slice(1, None)):
+            for which in (0, 1):
+                values, base = column(name, turn, which), column("memory", turn, which)
+                ratio = statistics.median(a / b for a, b in zip(values, base, strict=True)) if values else float("nan")
+                diff = statistics.median(a - b for a, b in zip(values, base, strict=True)) if values else float("nan")
+                row += [statistics.median(values) * 1000 if values else float("nan"), diff * 1000, ratio]
+        rows.append(row)
     print_table(
-        f"First audible sound with and without the history store ({args.conversations} conversations x "
-        f"{args.turns} turns, S3 latency {args.s3_latency_ms:g} ms per request, speak model at {args.rate:g} "
-        "tokens/s); ratios: median over turns of the variant / memory on the same turn",
-        ["variant", "first turn ms", "first turn / memory", "later turns ms", "later turns / memory"],
+        f"First text and first audible sound with and without the history store ({args.conversations} conversations "
+        f"x {args.turns} turns, S3 latency {args.s3_latency_ms:g} ms per request, speak model at {args.rate:g} "
+        "tokens/s); per turn the variant against memory on the same turn: median difference (ms) and median ratio",
+        [
+            "variant",
+            "1st turn text ms",
+            "- memory",
+            "/ memory",
+            "1st turn sound ms",
+            "- memory",
+            "/ memory",
+            "later text ms",
+            "- memory",
+            "/ memory",
+            "later sound ms",
+            "- memory",
+            "/ memory",
+        ],
         rows,
     )
 
