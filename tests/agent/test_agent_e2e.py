@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from kokoro_server.scheduled_speech import speak_offline
 from relay_cli.agent_client import cancel_turn, collect_turn, decode_sse_events, stream_turn
 from relay_core.agent.events import (
     AgentEnd,
@@ -138,13 +137,14 @@ def _run(agent_url: str, payload: AgentPayload, **kw: Any) -> tuple[list[AgentEv
     return asyncio.run(go()), chunks
 
 
-def _expected_pcm(engine: Any, pieces: list[str], options: SpeechOptions = DEFAULT_SPEECH) -> bytes:
+def _expected_pcm(solo_pcm: Any, pieces: list[str], options: SpeechOptions = DEFAULT_SPEECH) -> bytes:
     """The PCM of ``pieces`` spoken as consecutive requests of one TTS session (the container's silence and
-    first-fragment policies: each piece's pause follows the piece before it)."""
+    first-fragment policies: each piece's pause follows the piece before it), from the session's ``solo_pcm``
+    cache of the real engine's references (the sagemaker run of each case, test_agent_transports, reuses them)."""
     out = bytearray()
     previous: str | None = None
     for piece in pieces:
-        out.extend(speak_offline(engine, piece, options=options, previous=previous))
+        out.extend(solo_pcm(piece, options=options, previous=previous))
         previous = piece
     return bytes(out)
 
@@ -172,7 +172,9 @@ def _check_order(events: list[AgentEvent], prompt: str) -> bytes:
     return b"".join(b64decode(c.data) for c in chunks)
 
 
-def test_bidi_turn_one_session_every_sentence_exact_pcm_and_rechunked_sse(make_agent: Any, onnx_engine: Any) -> None:
+def test_bidi_turn_one_session_every_sentence_exact_pcm_and_rechunked_sse(
+    make_agent: Any, onnx_engine: Any, solo_pcm: Any
+) -> None:
     agent = make_agent()
     events, raw = _run(agent.url, AgentPayload(prompt=PROMPT, request_id="turn-bidi"))
     pcm = _check_order(events, PROMPT)
@@ -189,7 +191,7 @@ def test_bidi_turn_one_session_every_sentence_exact_pcm_and_rechunked_sse(make_a
     assert session.types == ["synthesize"] * len(pieces) + ["close"]
     assert end.sentences == len(pieces)
     # The audio is exactly what the engine makes of those sentences.
-    assert pcm == _expected_pcm(onnx_engine, pieces)
+    assert pcm == _expected_pcm(solo_pcm, pieces)
     stream_end = next(e for e in events if isinstance(e, AudioStreamEnd))
     assert stream_end.duration_s == pytest.approx(pcm_duration_s(len(pcm)), abs=1e-3)
     # Any re-chunking of the SSE body yields the same events.
@@ -202,7 +204,7 @@ def test_bidi_turn_one_session_every_sentence_exact_pcm_and_rechunked_sse(make_a
     assert decode_sse_events([bytes([b]) for b in body[:4000]] + [body[4000:]]) == events
 
 
-def test_batch_turn_sends_the_whole_reply_as_one_request(make_agent: Any, onnx_engine: Any) -> None:
+def test_batch_turn_sends_the_whole_reply_as_one_request(make_agent: Any, solo_pcm: Any) -> None:
     agent = make_agent()
     prompt = "Short one. And done."
     events, _ = _run(agent.url, AgentPayload(prompt=prompt, mode=TurnMode.BATCH))
@@ -210,18 +212,18 @@ def test_batch_turn_sends_the_whole_reply_as_one_request(make_agent: Any, onnx_e
     assert isinstance(events[-1], AgentEnd) and events[-1].status == "completed"
     assert [s.types for s in agent.transport.sessions] == [["synthesize", "close"]]
     assert agent.transport.sessions[0].texts == [prompt]
-    assert pcm == _expected_pcm(onnx_engine, [prompt])
+    assert pcm == _expected_pcm(solo_pcm, [prompt])
 
 
-def test_the_agents_lang_reads_replies_unless_the_payload_names_one(make_agent: Any, onnx_engine: Any) -> None:
+def test_the_agents_lang_reads_replies_unless_the_payload_names_one(make_agent: Any, solo_pcm: Any) -> None:
     agent = make_agent(lang="es")
     prompt = "Hola, señor. Muchas gracias."
     spanish, _ = _run(agent.url, AgentPayload(prompt=prompt, mode=TurnMode.BATCH))
     italian, _ = _run(agent.url, AgentPayload(prompt=prompt, mode=TurnMode.BATCH, options=SpeechOptions(lang="it")))
     sent = [[m.get("lang") for m in s.sent if m.get("type") == "synthesize"] for s in agent.transport.sessions]
     assert sent == [["es"], ["it"]], "the agent's default fills in only a payload's missing lang"
-    assert _check_order(spanish, prompt) == _expected_pcm(onnx_engine, [prompt], SpeechOptions(lang="es"))
-    assert _check_order(italian, prompt) == _expected_pcm(onnx_engine, [prompt], SpeechOptions(lang="it"))
+    assert _check_order(spanish, prompt) == _expected_pcm(solo_pcm, [prompt], SpeechOptions(lang="es"))
+    assert _check_order(italian, prompt) == _expected_pcm(solo_pcm, [prompt], SpeechOptions(lang="it"))
     assert _check_order(spanish, prompt) != _check_order(italian, prompt)
 
 
