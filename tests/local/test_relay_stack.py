@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -15,7 +16,7 @@ import websockets
 from websockets.exceptions import InvalidStatus
 
 from relay_cli.agent_client import collect_turn
-from relay_cli.gateway_client import connect_url, open_connection, run_turn
+from relay_cli.gateway_client import TurnReport, connect_url, open_connection, run_turn
 from relay_core import limits
 from relay_core.agent.defaults import HISTORY_AGENT_ID, HISTORY_PREFIX
 from relay_core.agent.events import AgentEnd, AgentPayload, TurnMode
@@ -41,6 +42,22 @@ def _resume_window_s(stack: Any) -> float:
     return float(stack.env["RESUME_WINDOW_S"])
 
 
+@dataclass(frozen=True)
+class FirstTurn:
+    """A user's first turn: SHORT through the gateway."""
+
+    user: str
+    report: TurnReport
+
+
+@pytest.fixture(scope="module")
+def short_turn(relay_stack: Any) -> FirstTurn:
+    """One user's first turn, SHORT, through the gateway: the turn that the tests of one such turn read (what
+    reached the client, what the agent alone speaks, what the history store kept), spoken once."""
+    user = "short-turn"
+    return FirstTurn(user, asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token(user), SHORT)))
+
+
 def _refused_status(url: str) -> int:
     async def attempt() -> int:
         with pytest.raises(InvalidStatus) as refused:
@@ -58,8 +75,10 @@ def test_the_authorizer_refuses_missing_forged_and_expired_tokens(relay_stack: A
     assert _refused_status(connect_url(gateway, relay_stack.dev_token("alice", ttl_s=-120))) == 401
 
 
-def test_a_turn_through_the_gateway_speaks_exactly_what_the_agent_speaks(relay_stack: Any) -> None:
-    report = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token("direct-vs-gw"), SHORT))
+def test_a_turn_through_the_gateway_speaks_exactly_what_the_agent_speaks(
+    relay_stack: Any, short_turn: FirstTurn
+) -> None:
+    report = short_turn.report
     assert report.outcome is TurnOutcome.COMPLETED
     assert report.text == SHORT
     assert report.seqs == list(range(len(report.seqs)))
@@ -116,10 +135,9 @@ def test_turns_back_to_back_on_one_connection_are_all_accepted(relay_stack: Any)
     assert "cancelled" in ends and "completed" in ends
 
 
-def test_a_dropped_connection_resumes_with_nothing_lost_or_repeated(relay_stack: Any) -> None:
-    token = relay_stack.dev_token("dropper")
-    whole = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT))
-    resumed = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT, drop_after=4))
+def test_a_dropped_connection_resumes_with_nothing_lost_or_repeated(relay_stack: Any, short_turn: FirstTurn) -> None:
+    whole = short_turn.report  # the same turn with no drop (the echo model speaks SHORT whatever came before)
+    resumed = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token("dropper"), SHORT, drop_after=4))
     assert resumed.reconnects == 1
     assert resumed.outcome is TurnOutcome.COMPLETED
     assert resumed.seqs == list(range(len(resumed.seqs)))
@@ -233,11 +251,10 @@ def test_the_web_origin_serves_config_and_proxies_the_agent(relay_stack: Any) ->
     assert b'"agent_end"' in body
 
 
-def test_the_stack_keeps_each_conversation_in_its_moto_s3(relay_stack: Any) -> None:
+def test_the_stack_keeps_each_conversation_in_its_moto_s3(relay_stack: Any, short_turn: FirstTurn) -> None:
     """The stack's agent stores a user's conversation as AWS's does: Strands' layout in the history bucket, under the
     AgentCore session id the gateway gave the user (so an agent restarted beside ``relay up`` continues it)."""
-    user = "history-user"
-    report = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token(user), SHORT))
+    user, report = short_turn.user, short_turn.report
     assert report.outcome is TurnOutcome.COMPLETED
     table = boto3.client(
         "dynamodb",
