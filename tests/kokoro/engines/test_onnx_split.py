@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -11,27 +12,34 @@ import pytest
 from kokoro_server.engines import Engine, OnnxSynthesizer, assemble_int8_model
 from kokoro_server.engines.chunk_plan import ChunkSchedule, DecodeWindow, decode_windows, plan_chunks
 
+if TYPE_CHECKING:
+    from tests.conftest import SoloPcm
+
 TEXT = "The flight to Lisbon is delayed by about forty minutes because of fog at the departure airport."
+"""The segment tests/kokoro/test_streaming_decoder.py decodes too: the engine's decodes of it come from the
+session's cache (tests/conftest.py ``solo_pcm.decodes``), made once per session."""
 
 
-def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engine) -> None:
-    """The split engine's audio and durations equal the unsplit graph's exactly."""
+def test_front_end_then_decoder_is_the_whole_graph_bit_for_bit(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
+    """The split engine's audio and durations (its ``render_timed``, from the session's cache) equal the unsplit
+    graph's exactly."""
     assert onnx_engine.streams
     whole = OnnxSynthesizer(assemble_int8_model(), threads=2, split=False)
     assert not whole.streams
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
-    split = onnx_engine.render_timed(segment, voice="jf_alpha", speed=1.0)
+    split = solo_pcm.decodes.render_timed(segment, voice="jf_alpha", speed=1.0)
     style = onnx_engine._voices.style_for(onnx_engine._voices.resolve("jf_alpha"), len(segment.tokens))
     reference = whole.infer_timed(segment.tokens, style, 1.0)
     assert split.durations == reference.durations
     np.testing.assert_array_equal(split.audio, reference.audio)
 
 
-def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
+def test_streamed_chunks_tile_the_segment(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
     """A small first chunk (leading padding + first_frames), a second of later_frames, then the rest in one chunk
-    (ChunkSchedule.max_chunks, issue 29); as long as the whole segment."""
+    (ChunkSchedule.max_chunks, issue 29); as long as the whole segment. (The engine's streamed decode, from the
+    session's cache.)"""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
-    streamed = onnx_engine.render_stream(segment, voice="jf_alpha", speed=1.0)
+    streamed = solo_pcm.decodes.render_stream(segment, voice="jf_alpha", speed=1.0)
     audio = list(streamed.chunks)
     chunks = [len(chunk) // 600 for chunk in audio]
     schedule = ChunkSchedule()
@@ -47,12 +55,12 @@ def test_streamed_chunks_tile_the_segment(onnx_engine: Engine) -> None:
     assert sum(chunks) == sum(streamed.durations)
 
 
-def test_the_rest_after_the_first_chunk_is_the_whole_decode_exactly(onnx_engine: Engine) -> None:
+def test_the_rest_after_the_first_chunk_is_the_whole_decode_exactly(onnx_engine: Engine, solo_pcm: SoloPcm) -> None:
     """With two chunks the rest is decoded on one window that starts a margin before the first chunk's end, which on
     a typical segment (padding + 12 frames < the 32-frame margin) is the whole segment: the audio after the first
     chunk is the whole decode's bit for bit, only the first chunk is approximate."""
     segment = onnx_engine.plan(TEXT, voice="jf_alpha", speed=1.0)[0]
-    whole = onnx_engine.render(segment, voice="jf_alpha", speed=1.0)
+    whole = solo_pcm.decodes.render_timed(segment, voice="jf_alpha", speed=1.0).audio  # the reference, cached
     synth = onnx_engine._synthesizer
     assert isinstance(synth, OnnxSynthesizer)
     default = synth.schedule
