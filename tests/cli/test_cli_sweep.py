@@ -4,15 +4,19 @@ exits 1 with one line that says what to do; never a traceback, never a file writ
 Ctrl-C with no arguments (``relay up``, ``kokoro-server``, ``voice-agent``) are not run bare here: ``relay up``'s
 Ctrl-C is tests/cli/test_relay_commands.py's, the two servers' is the last test below.
 
-Sized to what each part proves: every mistake that gets past the option parser, and one parser mistake and the
-help of each executable, run as a shell runs them (a real process each, four at a time, with no AWS credentials
-and the instance metadata service off): the console scripts' exit status, stderr and environment. The other
-option mistakes are refused by the parser alone, the same code in every process: they run in this process,
-through each command's own parser (a process each would cost an interpreter start for one argparse check).
+Sized to what each part proves: one parser mistake and the help of each executable and of the subcommand that
+parses its own options, and the mistakes that fail at run time (an agent, a gateway or AWS out of reach, a model
+that refuses) or read stdin, run as a shell runs them (a real process each, four at a time, with no AWS
+credentials and the instance metadata service off): the console scripts' exit status, stderr and environment.
+The other mistakes run in this process (a process each would cost an interpreter start for what the process adds
+nothing to): the option mistakes through each command's own parser, the mistakes its own checks catch after
+parsing through the executable's ``main(argv)`` (what its console script calls), with what it logs at WARNING
+and above (what would reach stderr) counted as lines of stderr.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -20,7 +24,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -34,25 +40,29 @@ LONG_PROMPT = "x" * (limits.MAX_PROMPT_CHARS + 1)
 # (command line, exit status, what the one line on stderr says)
 PROCESS_CASES: list[tuple[list[str], int, str]] = [
     (["relay", "--bogus"], 2, "relay: "),
+    (["relay", "speak", "Hi.", "--model", "bedrock", "--model-id", "no.such-model"], 1, "reported model_failed"),
+    (["relay", "chat", "--local"], 2, "give a prompt"),
+    (["relay", "chat", "--gateway-url", "ws://127.0.0.1:9/local", "--token", "t", "Hi"], 1, "cannot reach the gateway"),
+    (["relay", "ops", "smoke-test", "--state-machine-arn", ARN], 1, "check your AWS credentials"),
+    (["kokoro-server", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    (["kokoro-server", "convert-weights", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    (["voice-agent", "--bogus"], 2, "unrecognized arguments: --bogus"),
+]
+"""Run as processes: one parser mistake of each executable and of the subcommand that parses its own options; the
+runtime failures (what is out of reach, a model that refuses: the stack, the network, AWS's client as a process
+meets them) and the prompt that ``relay chat`` reads from stdin."""
+MAIN_CASES: list[tuple[list[str], int, str]] = [
     (["relay", "speak", ""], 2, "'prompt' must not be empty"),
     (["relay", "speak", LONG_PROMPT], 2, f"the limit is {limits.MAX_PROMPT_CHARS}"),
     (["relay", "speak", "Hi", "--agent-url", "http://127.0.0.1:9"], 1, "cannot reach the agent"),
-    (["relay", "speak", "Hi.", "--model", "bedrock", "--model-id", "no.such-model"], 1, "reported model_failed"),
-    (["relay", "chat", "--local"], 2, "give a prompt"),
     (["relay", "chat", "--local", ""], 2, "'prompt' must not be empty"),
     (["relay", "chat", "--gateway-url", "ws://127.0.0.1:9/local", "Hi"], 2, "needs --token"),
-    (["relay", "chat", "--gateway-url", "ws://127.0.0.1:9/local", "--token", "t", "Hi"], 1, "cannot reach the gateway"),
-    (["relay", "ops", "smoke-test", "--state-machine-arn", ARN], 1, "check your AWS credentials"),
     (["relay", "ops", "cleanup", "--parts", "database"], 2, "unknown part(s) database"),
-    (["kokoro-server", "--bogus"], 2, "unrecognized arguments: --bogus"),
-    (["kokoro-server", "convert-weights", "--bogus"], 2, "unrecognized arguments: --bogus"),
-    (["kokoro-server", "convert-weights", "--onnx", ""], 2, "argument --onnx"),
-    (["voice-agent", "--bogus"], 2, "unrecognized arguments: --bogus"),
     (["voice-agent", "--port", ""], 2, "voice-agent: "),
     (["voice-agent", "--log-format", ""], 2, "voice-agent: "),
 ]
-"""Run as processes: every mistake that gets past the option parser (the command's own checks, runtime failures),
-one parser mistake of each executable, and the subcommand that parses its own options."""
+"""Past the option parser, caught by the command's own checks: run through the executable's ``main(argv)`` in
+this process."""
 PARSER_CASES: list[tuple[list[str], int, str]] = [
     (["relay"], 2, "required: command"),
     (["relay", "speak"], 2, "required: prompt"),
@@ -108,6 +118,7 @@ PARSER_CASES: list[tuple[list[str], int, str]] = [
     (["kokoro-server", "--workers", "0"], 2, "workers=0"),
     (["kokoro-server", "--log-level", ""], 2, "argument --log-level"),
     (["kokoro-server", "serve", "--bogus"], 2, "unrecognized arguments: --bogus"),
+    (["kokoro-server", "convert-weights", "--onnx", ""], 2, "argument --onnx"),
 ]
 """Refused by the command's option parser alone (status 2, one line naming the option): run in this process."""
 PROCESS_HELP = [["relay"], ["kokoro-server"], ["kokoro-server", "convert-weights"], ["voice-agent"]]
@@ -173,14 +184,18 @@ def test_every_command_answers_mistakes_with_one_line_and_the_right_status(tmp_p
 
 def _parse(argv: list[str]) -> None:
     """Only the option parsing of ``argv``, as its executable's entry point parses it (kokoro-server: its serving
-    command line, settings from no KOKORO_* variable, as :func:`_env` gives the processes)."""
+    command line, settings from no KOKORO_* variable, as :func:`_env` gives the processes; its ``convert-weights``:
+    the converter's own parser)."""
     from kokoro_server.cli import parse_command  # noqa: PLC0415 - the servers' parsers, not the servers
+    from kokoro_server.convert.cli import build_parser as convert_parser  # noqa: PLC0415
     from relay_cli.cli import build_parser as relay_parser  # noqa: PLC0415
     from voice_agent.cli import build_parser as agent_parser  # noqa: PLC0415
 
     command, args = argv[0], argv[1:]
     if command == "relay":
         relay_parser().parse_args(args)
+    elif command == "kokoro-server" and args[:1] == ["convert-weights"]:
+        convert_parser().parse_args(args[1:])
     elif command == "kokoro-server":
         parse_command(args, {})
     else:
@@ -188,29 +203,69 @@ def _parse(argv: list[str]) -> None:
         agent_parser().parse_args(args)
 
 
-def test_every_option_refuses_a_bad_value_with_one_line_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _main(argv: list[str]) -> int:
+    """``argv`` run through its executable's entry point, as its console script runs it."""
+    from relay_cli.cli import main as relay_main  # noqa: PLC0415
+    from voice_agent.cli import main as agent_main  # noqa: PLC0415
+
+    command, args = argv[0], argv[1:]
+    if command == "relay":
+        return relay_main(args)
+    assert command == "voice-agent", command
+    return agent_main(args)
+
+
+@pytest.fixture
+def no_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This process as :func:`_env` gives the processes (no AWS credentials or settings, no instance metadata), in
+    an empty directory (returned)."""
     for name in [k for k in os.environ if k.startswith(("AWS_", "VOICE_AGENT_", "KOKORO_"))]:
         monkeypatch.delenv(name)
+    for name, value in _env().items():
+        if name.startswith("AWS_"):
+            monkeypatch.setenv(name, value)
     monkeypatch.chdir(tmp_path)
+    return tmp_path
 
-    def answer(argv: list[str]) -> tuple[int, str, str]:
-        capsys.readouterr()
-        try:
-            _parse(argv)
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-        else:
-            code = -1  # parsed: the mistake got past the parser (a case for PROCESS_CASES)
-        out, err = capsys.readouterr()
-        return code, out, err
 
-    mistakes = [answer(argv) for argv, _, _ in PARSER_CASES]
-    helps = [answer([*argv, "--help"]) for argv in PARSER_HELP]
+def _answer(
+    run: Callable[[], int | None], capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``run`` in this process: its return value or SystemExit's code (-1: it
+    returned None, the command line got past the parser), stderr preceded by what it logged at WARNING and above
+    (the level the executables show on stderr)."""
+    capsys.readouterr()
+    caplog.clear()
+    try:
+        returned = run()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    else:
+        code = -1 if returned is None else returned
+    out, err = capsys.readouterr()
+    shown = logging.Formatter("%(levelname)s %(name)s: %(message)s")
+    logged = "".join(f"{shown.format(r)}\n" for r in caplog.records if r.levelno >= logging.WARNING)
+    return code, out, logged + err
+
+
+def test_every_option_refuses_a_bad_value_with_one_line_naming_it(
+    no_settings: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    mistakes = [_answer(partial(_parse, argv), capsys, caplog) for argv, _, _ in PARSER_CASES]
+    helps = [_answer(partial(_parse, [*argv, "--help"]), capsys, caplog) for argv in PARSER_HELP]
     wrong = _wrong_answers(PARSER_CASES, [(code, err) for code, _, err in mistakes], PARSER_HELP, helps)
     assert wrong == [], "\n".join(wrong)
-    assert list(tmp_path.iterdir()) == []
+    assert list(no_settings.iterdir()) == []
+
+
+def test_every_mistake_its_command_checks_is_one_line_with_its_status(
+    no_settings: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING)
+    mistakes = [_answer(partial(_main, argv), capsys, caplog) for argv, _, _ in MAIN_CASES]
+    wrong = _wrong_answers(MAIN_CASES, [(code, err) for code, _, err in mistakes], [], [])
+    assert wrong == [], "\n".join(wrong)
+    assert list(no_settings.iterdir()) == []
 
 
 def _free_port() -> int:
