@@ -26,10 +26,18 @@ def _audio_chunks(report: TurnReport) -> list[dict[str, Any]]:
     return [by_seq[seq] for seq in sorted(by_seq)]
 
 
-def test_an_opus_turn_through_the_gateway_decodes_to_the_pcm_turns_audio(relay_stack: Any) -> None:
+@pytest.fixture(scope="module")
+def opus_turn(relay_stack: Any) -> TurnReport:
+    """A turn of SHORT in Opus, with no drop: what the PCM turn and the resumed turn are compared with, spoken once
+    (the echo model speaks SHORT whatever came before in the conversation)."""
     token = relay_stack.dev_token("opus-listener")
-    pcm_turn = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT))
-    opus_turn = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT, audio=AudioChoice.OPUS))
+    return asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT, audio=AudioChoice.OPUS))
+
+
+def test_an_opus_turn_through_the_gateway_decodes_to_the_pcm_turns_audio(
+    relay_stack: Any, opus_turn: TurnReport
+) -> None:
+    pcm_turn = asyncio.run(run_turn(relay_stack.gateway_url, relay_stack.dev_token("pcm-listener"), SHORT))
     assert (pcm_turn.audio_format, opus_turn.audio_format) == (limits.PCM_FORMAT, limits.OPUS_FORMAT)
     assert opus_turn.outcome is TurnOutcome.COMPLETED and opus_turn.text == pcm_turn.text == SHORT
     assert opus_turn.largest_message_bytes <= limits.CLIENT_FRAME_BUDGET_BYTES
@@ -46,9 +54,11 @@ def test_an_opus_turn_through_the_gateway_decodes_to_the_pcm_turns_audio(relay_s
 
 
 @pytest.mark.parametrize("drop_after", [6])
-def test_an_opus_turn_dropped_mid_turn_resumes_byte_identical_and_complete(relay_stack: Any, drop_after: int) -> None:
+def test_an_opus_turn_dropped_mid_turn_resumes_byte_identical_and_complete(
+    relay_stack: Any, opus_turn: TurnReport, drop_after: int
+) -> None:
     token = relay_stack.dev_token("opus-dropper")
-    whole = asyncio.run(run_turn(relay_stack.gateway_url, token, SHORT, audio=AudioChoice.OPUS))
+    whole = opus_turn
     resumed = asyncio.run(
         run_turn(relay_stack.gateway_url, token, SHORT, audio=AudioChoice.OPUS, drop_after=drop_after)
     )
