@@ -19,6 +19,14 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 RELAY = [sys.executable, "-c", "import sys; from relay_cli.cli import main; sys.exit(main())"]
 
 
+def _local_ops(*args: str) -> subprocess.CompletedProcess[str]:
+    """``relay ops <args>`` in its own process (for moto's process-wide backend), with no AWS or moto variables of
+    this process: a simulated deployment, which must not meet another local stack's (the suite's lives in this one)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+    env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+    return subprocess.run([*RELAY, "ops", *args], capture_output=True, text=True, timeout=240, env=env, check=False)
+
+
 def torch_pinned(tmp_path: Path, version: str) -> Path:
     text = (REPO_ROOT / "uv.lock").read_text()
     marker = 'name = "torch"\nversion = "'
@@ -73,16 +81,7 @@ def test_cleanup_parts_selection() -> None:
 def test_local_cleanup_of_everything_leaves_nothing_billable() -> None:
     """Run as a user runs it, in a process of its own: the local cleanup holds moto's process-wide backend for its
     simulated deployment, which must not meet another local stack's (the suite's relay stack lives in this one)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
-    env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
-    done = subprocess.run(
-        [*RELAY, "ops", "cleanup", "--local", "--all", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-        check=False,
-    )
+    done = _local_ops("cleanup", "--local", "--all", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["nothing_billable_left"] is True
@@ -93,16 +92,7 @@ def test_local_cleanup_of_everything_leaves_nothing_billable() -> None:
 def test_local_erase_user_deletes_the_user_and_keeps_the_other() -> None:
     """``relay ops erase-user --local`` as a user runs it (its own process, for moto's process-wide backend): the
     erase-user workflow over a simulated deployment; the user's conversations and items go, the other user's stay."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
-    env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
-    done = subprocess.run(
-        [*RELAY, "ops", "erase-user", "--local", "--user-id", "sub-0042", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=240,
-        env=env,
-        check=False,
-    )
+    done = _local_ops("erase-user", "--local", "--user-id", "sub-0042", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     assert report["done"] is True and report["found"] is True

@@ -274,6 +274,16 @@ def cleanup_request(args: argparse.Namespace) -> dict[str, Any]:
     return request
 
 
+def _moto_credentials(region: str) -> None:
+    """The dummy credentials and region a local (moto) run needs, where none are set."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": region,
+    }.items():
+        os.environ.setdefault(name, value)
+
+
 def cleanup_command(args: argparse.Namespace) -> int:
     try:
         request = cleanup_request(args)
@@ -295,12 +305,7 @@ def cleanup_command(args: argparse.Namespace) -> int:
     request["parts"]["agent_runtime"] = False  # no AgentCore control plane in moto
     _quiet_task_logs()
     _say("local: a simulated deployment in moto (endpoint, config, model, weights and history buckets, ECR repository)")
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        os.environ.setdefault(name, value)
+    _moto_credentials("us-east-1")
     with local_aws(), InProcessLambdas(default_handlers()):
         seed_deployment()
         definition = substitute(definition_path("cleanup").read_text(), local_values())
@@ -344,12 +349,7 @@ def erase_user_command(args: argparse.Namespace) -> int:
         f"local: a simulated deployment in moto (history bucket, connections and turns tables) where {args.user_id!r} "
         f"and {OTHER_USER!r} each left two conversations; erasing {args.user_id!r} ..."
     )
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        os.environ.setdefault(name, value)
+    _moto_credentials(REGION)
     bucket, connections, turns = (
         LOCAL_NAMES[k] for k in ("HistoryBucketName", "ConnectionsTableName", "TurnsTableName")
     )
