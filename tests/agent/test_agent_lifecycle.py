@@ -1,9 +1,9 @@
 """How a turn ends when nobody waits for it, when a new prompt interrupts it, and when its TTS session stalls.
 
 The real agent app and the real TTS container app (real int8 Kokoro model) on loopback. The container's engine is
-wrapped (never replaced) to log when each segment render starts; the model is Strands' BedrockModel on the local
-Bedrock stand-in's echo model (the speak model), wrapped to log when each token arrives; the transport is wrapped
-to log when the TTS session is released.
+wrapped (never replaced) to log when each segment render starts; the model is the agent's Bedrock model
+(``StoppableBedrockModel``) on the local Bedrock stand-in's echo model (the speak model), wrapped to log when each
+token arrives; the transport is wrapped to log when the TTS session is released.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-from strands.models.bedrock import BedrockModel
 
 from kokoro_server.engines import Segment
 from kokoro_server.engines.speech_engine import DelegatingEngine
@@ -41,6 +40,7 @@ from relay_transport.errors import TtsConnectionClosed, TtsUnavailableError
 from relay_transport.ws import WsTransport
 from voice_agent.app import create_app
 from voice_agent.config import AgentConfig
+from voice_agent.models.bedrock import StoppableBedrockModel
 from voice_agent.turn import Turn, TurnRequest, TurnSettings
 
 pytestmark = pytest.mark.slow
@@ -63,9 +63,11 @@ class RenderLog(DelegatingEngine):
         self.started.set()
 
 
-class TokenLog(BedrockModel):
-    """Strands' BedrockModel on the local stand-in's echo model (the speak model); remembers when each token
-    arrived, and each reply's start and end."""
+class TokenLog(StoppableBedrockModel):
+    """The agent's Bedrock model (Strands' BedrockModel that stops reading once its stream is left, as the agent's
+    factory makes it) on the local stand-in's echo model (the speak model); remembers when each token arrived, and
+    each reply's start and end. (Plain BedrockModel read a left reply to its end: the stand-in went on writing
+    for nobody, and stopping it waited 10 s at the end of the run.)"""
 
     def __init__(self, log: ModelLog, *, tokens_per_s: float) -> None:
         super().__init__(model_id=LOCAL_ECHO_MODEL_ID, additional_request_fields={ECHO_RATE_FIELD: tokens_per_s})
