@@ -158,43 +158,35 @@ async def _start_then_drop(gateway_url: str, token: str, prompt: str, messages: 
     return session
 
 
-def test_resume_after_the_window_is_refused_as_expired(relay_stack: Any) -> None:
-    token = relay_stack.dev_token("late-resumer")
-
-    async def scenario() -> list[Any]:
-        session = await _start_then_drop(relay_stack.gateway_url, token, LONG, messages=3)
-        await asyncio.sleep(_resume_window_s(relay_stack) + 2)  # outwait the resume window, once
-        async with await open_connection(relay_stack.gateway_url, token) as websocket:
-            for message in session.resume_all():
-                await websocket.send(message)
-            events: list[Any] = []
-            while not any(isinstance(e, TurnEnded) for e in events):
-                events += session.receive(await asyncio.wait_for(websocket.recv(), 30))
-            return events
-
-    events = asyncio.run(scenario())
-    rejected = [e for e in events if isinstance(e, Rejected)]
-    assert rejected and rejected[0].code == ClientErrorCode.RESUME_EXPIRED
-    assert [e.outcome for e in events if isinstance(e, TurnEnded)] == [TurnOutcome.EXPIRED]
+async def _resume(gateway_url: str, token: str, session: ClientSession) -> list[Any]:
+    """Reconnect and resume ``session``'s turn: the events until the turn's end."""
+    async with await open_connection(gateway_url, token) as websocket:
+        for message in session.resume_all():
+            await websocket.send(message)
+        events: list[Any] = []
+        while not any(isinstance(e, TurnEnded) for e in events):
+            events += session.receive(await asyncio.wait_for(websocket.recv(), 30))
+        return events
 
 
-def test_a_client_gone_for_good_stops_the_agent_turn(relay_stack: Any) -> None:
+def test_a_client_gone_for_good_stops_the_agent_turn_and_the_tts_work_and_a_late_resume_is_expired(
+    relay_stack: Any, tts_server: Any
+) -> None:
+    """One client drops mid-turn and is gone past the resume window (one drop and one window for what three tests
+    each waited out): the relay gives it up and closes the agent's SSE stream (its turn); nothing synthesizes for
+    nobody (the container's scheduler goes idle within a bound and runs no further synthesis job); a resume after
+    the window is refused as expired."""
+    scheduler = tts_server.app.state.server.scheduler
+    token = relay_stack.dev_token("leaver")
     assert relay_stack.lambdas.wait_idle(timeout_s=60)
     started = time.monotonic()
-    asyncio.run(_start_then_drop(relay_stack.gateway_url, relay_stack.dev_token("leaver"), LONG, messages=3))
-    assert relay_stack.lambdas.wait_idle(timeout_s=_resume_window_s(relay_stack) + 30)
+    session = asyncio.run(_start_then_drop(relay_stack.gateway_url, token, LONG, messages=3))
+    dropped_at = time.monotonic()
+    assert relay_stack.lambdas.wait_idle(timeout_s=_resume_window_s(relay_stack) + 30)  # the relay gave up
     assert relay_stack.agentcore.open_streams == 0  # the agent's SSE stream (its turn) was closed
     assert relay_stack.lambdas.failed == 0
     assert time.monotonic() - started < 60
 
-
-def test_a_client_gone_for_good_stops_the_tts_work_too(relay_stack: Any, tts_server: Any) -> None:
-    """Nothing synthesizes for nobody: once the relay has given the client up, the container's scheduler goes
-    idle within a bound and runs no further synthesis job."""
-    scheduler = tts_server.app.state.server.scheduler
-    assert relay_stack.lambdas.wait_idle(timeout_s=60)
-    asyncio.run(_start_then_drop(relay_stack.gateway_url, relay_stack.dev_token("leaver-tts"), LONG, messages=3))
-    assert relay_stack.lambdas.wait_idle(timeout_s=_resume_window_s(relay_stack) + 30)  # the relay gave up
     deadline = time.monotonic() + 10
     while (stats := scheduler.stats()).queued or stats.running:
         assert time.monotonic() < deadline, f"the TTS still works for a client that left: {stats}"
@@ -203,6 +195,12 @@ def test_a_client_gone_for_good_stops_the_tts_work_too(relay_stack: Any, tts_ser
     time.sleep(1.5)  # an observation window, not a wait for something: nothing may start in it
     after = scheduler.stats()
     assert (after.completed, after.queued, after.running) == (done, 0, 0)
+
+    time.sleep(max(0.0, dropped_at + _resume_window_s(relay_stack) + 2 - time.monotonic()))  # outwait the window
+    events = asyncio.run(_resume(relay_stack.gateway_url, token, session))
+    rejected = [e for e in events if isinstance(e, Rejected)]
+    assert rejected and rejected[0].code == ClientErrorCode.RESUME_EXPIRED
+    assert [e.outcome for e in events if isinstance(e, TurnEnded)] == [TurnOutcome.EXPIRED]
 
 
 def test_unknown_actions_and_bad_json_get_an_error_and_the_connection_stays(relay_stack: Any) -> None:
