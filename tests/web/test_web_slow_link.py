@@ -268,7 +268,9 @@ def test_a_first_pcm_turn_told_its_downlink_is_slow_buffers_from_its_first_chunk
     stack: RelayStack, browser: Browser
 ) -> None:
     result = play_through_link(stack, browser, LINK_RATE, audio="pcm", downlink_bps=EMULATED_DOWNLINK_BPS)
-    assert result["downlink"] == EMULATED_DOWNLINK_BPS / 1e6, "DevTools' emulation reached navigator.connection"
+    # Chromium reports the emulated downlink times a random 0.9-1.1 (per browser process), rounded to 25 kbit/s
+    emulated_mbps = EMULATED_DOWNLINK_BPS / 1e6
+    assert abs(result["downlink"] - emulated_mbps) <= 0.1 * emulated_mbps + 0.0125, result["downlink"]
     (started,) = result["events"]["link"]
     assert started["slow"] is True and started["startupS"] > 0, started
     assert started["label"] == "poor connection"
