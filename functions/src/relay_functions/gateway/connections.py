@@ -74,7 +74,7 @@ class ConnectionStore:
         now = self._clock.now()
         response = self._db.update_item(
             TableName=self._table,
-            Key={"pk": {"S": f"conversation#{user_id}"}},
+            Key={"pk": {"S": conversation_key(user_id)}},
             UpdateExpression="SET session_id = if_not_exists(session_id, :new), expires_at = :exp",
             ExpressionAttributeValues={
                 ":new": {"S": new_session_id(user_id)},
@@ -91,7 +91,7 @@ class ConnectionStore:
         session_id = new_session_id(user_id)
         self._db.update_item(
             TableName=self._table,
-            Key={"pk": {"S": f"conversation#{user_id}"}},
+            Key={"pk": {"S": conversation_key(user_id)}},
             UpdateExpression="SET session_id = :new, expires_at = :exp",
             ExpressionAttributeValues={
                 ":new": {"S": session_id},
@@ -106,7 +106,7 @@ class ConnectionStore:
         self._db.put_item(
             TableName=self._table,
             Item={
-                "pk": {"S": _key(connection_id)},
+                "pk": {"S": connection_key(connection_id)},
                 "user_id": {"S": user_id},
                 "session_id": {"S": session_id},
                 "connected_at": {"N": _num(now)},
@@ -116,7 +116,9 @@ class ConnectionStore:
         return Connection(connection_id, user_id, session_id, now)
 
     def get(self, connection_id: str) -> Connection | None:
-        item = self._db.get_item(TableName=self._table, Key={"pk": {"S": _key(connection_id)}}, ConsistentRead=True)
+        item = self._db.get_item(
+            TableName=self._table, Key={"pk": {"S": connection_key(connection_id)}}, ConsistentRead=True
+        )
         attrs = item.get("Item")
         if not attrs:
             return None
@@ -129,7 +131,7 @@ class ConnectionStore:
     def delete(self, connection_id: str) -> Connection | None:
         """Forget a connection; what it was, or None if it was unknown."""
         response = self._db.delete_item(
-            TableName=self._table, Key={"pk": {"S": _key(connection_id)}}, ReturnValues="ALL_OLD"
+            TableName=self._table, Key={"pk": {"S": connection_key(connection_id)}}, ReturnValues="ALL_OLD"
         )
         attrs: dict[str, Any] = dict(response.get("Attributes") or {})
         if not attrs:
@@ -171,7 +173,7 @@ class ConnectionStore:
         same_turn = " OR active_turn = :t" if reclaim else ""
         return self._db.update_item(
             TableName=self._table,
-            Key={"pk": {"S": _key(connection_id)}},
+            Key={"pk": {"S": connection_key(connection_id)}},
             UpdateExpression="SET active_turn = :t, active_turn_expires = :exp",
             ConditionExpression=(
                 f"attribute_exists(pk) AND (attribute_not_exists(active_turn) OR active_turn_expires < :now{same_turn})"
@@ -189,7 +191,7 @@ class ConnectionStore:
         try:
             self._db.update_item(
                 TableName=self._table,
-                Key={"pk": {"S": _key(connection_id)}},
+                Key={"pk": {"S": connection_key(connection_id)}},
                 UpdateExpression="REMOVE active_turn, active_turn_expires",
                 ConditionExpression="active_turn = :t",
                 ExpressionAttributeValues={":t": {"S": turn_id}},
@@ -209,8 +211,17 @@ def _connection(connection_id: str, attrs: Mapping[str, Any]) -> Connection:
     )
 
 
-def _key(connection_id: str) -> str:
-    return f"conn#{connection_id}"
+CONNECTION_KEY_PREFIX = "conn#"
+
+
+def connection_key(connection_id: str) -> str:
+    """The ``pk`` of a connection's item."""
+    return f"{CONNECTION_KEY_PREFIX}{connection_id}"
+
+
+def conversation_key(user_id: str) -> str:
+    """The ``pk`` of a user's conversation item."""
+    return f"conversation#{user_id}"
 
 
 def _num(value: float) -> str:

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 WINDOW_S = 60
 
 
+def rate_key_prefix(user_id: str) -> str:
+    """What every ``pk`` of the user's per-minute counters begins with (the epoch minute follows)."""
+    return f"rate#{user_id}#"
+
+
 @dataclass(frozen=True, slots=True)
 class RateDecision:
     allowed: bool
@@ -47,7 +52,7 @@ class TurnRateLimiter:
         try:
             self._db.update_item(
                 TableName=self._table,
-                Key={"pk": {"S": f"rate#{user_id}#{window}"}},
+                Key={"pk": {"S": f"{rate_key_prefix(user_id)}{window}"}},
                 UpdateExpression="ADD turns :one SET expires_at = :exp",
                 ConditionExpression="attribute_not_exists(turns) OR turns < :limit",
                 ExpressionAttributeValues={

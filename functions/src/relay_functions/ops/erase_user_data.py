@@ -37,7 +37,8 @@ from relay_core.agent.conversation_ids import (
 )
 from relay_core.agent.defaults import HISTORY_PREFIX
 from relay_core.relay.turn_record import TurnState
-from relay_functions.gateway.connections import MAX_TURN_S
+from relay_functions.gateway.connections import CONNECTION_KEY_PREFIX, MAX_TURN_S, conversation_key
+from relay_functions.gateway.rate_limit import rate_key_prefix
 from relay_functions.ops.errors import DeleteRefusedError, InvalidTaskInputError
 
 if TYPE_CHECKING:
@@ -154,7 +155,7 @@ def connection_items(db: DynamoDBClient, table: str, user_id: str) -> list[Store
     """The user's items in the connections table: ``conversation#<user>``, ``rate#<user>#<minute>`` and
     ``conn#...`` with their ``user_id`` (exact matches only: another user whose id begins with this one's is never
     taken)."""
-    conversation, rate = f"conversation#{user_id}", f"rate#{user_id}#"
+    conversation, rate = conversation_key(user_id), rate_key_prefix(user_id)
     found: list[StoredItem] = []
     for item in _scan(
         db,
@@ -169,7 +170,7 @@ def connection_items(db: DynamoDBClient, table: str, user_id: str) -> list[Store
             found.append(StoredItem(pk, "conversation", session_id))
         elif pk.startswith(rate) and pk.removeprefix(rate).isdigit():
             found.append(StoredItem(pk, "rate"))
-        elif pk.startswith("conn#") and item.get("user_id", {}).get("S") == user_id:
+        elif pk.startswith(CONNECTION_KEY_PREFIX) and item.get("user_id", {}).get("S") == user_id:
             found.append(StoredItem(pk, "connection", session_id))
     return found
 
